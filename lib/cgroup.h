@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One run's cgroup, across the hierarchies it needs, behind one interface
+ * for cgroup v1 and v2. The per-run calls work on directory and file
+ * descriptors opened once by rg_cgroup_create().
+ *
+ * v1 hierarchies used: memory (limit, memsw peak, OOM), cpuacct (CPU time),
+ * freezer (race-free kill), cpuset (with a cpuset only).
+ * v2: one directory; memory, cpuset controllers; cpu.stat is always there.
+ */
+#ifndef RG_CGROUP_H
+#define RG_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <runguard/runguard.h>
+
+enum rg_cgroup_mode {
+	RG_CGROUP_V1 = 1,
+	RG_CGROUP_V2 = 2,
+};
+
+struct rg_cgroup;
+
+struct rg_cgroup_limits {
+	uint64_t memory_bytes; /* RG_UNLIMITED for none */
+	const char *cpuset;    /* NULL for no pinning */
+};
+
+struct rg_cgroup_stats {
+	uint64_t memory_peak;   /* bytes */
+	char memory_method[40]; /* e.g. "memsw.max_usage_in_bytes" */
+	bool memory_peak_valid; /* false when the kernel offers no peak */
+	int64_t cpu_ns;         /* since rg_cgroup_start(); -1 if unknown */
+	bool oom_killed;        /* since rg_cgroup_start() */
+};
+
+/*
+ * v2 when /sys/fs/cgroup itself is a cgroup2 mount (as DOMjudge decides),
+ * v1 otherwise. The result is cached.
+ */
+int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err);
+
+/*
+ * Create <parent>/<name> in every hierarchy needed (cpuset only when
+ * want_cpuset), creating the parent on demand (v1 cpuset parent gets the
+ * root's cpus/mems; v2 parent gets +memory [+cpuset] in its
+ * subtree_control), and open every fd the run needs. On failure nothing is
+ * left behind.
+ */
+int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
+		     struct rg_cgroup **out, struct rg_error *err);
+
+/* Write the limits. */
+int rg_cgroup_apply_limits(struct rg_cgroup *cg,
+			   const struct rg_cgroup_limits *limits,
+			   struct rg_error *err);
+
+/*
+ * Move the calling process into the cgroup (every hierarchy). Called in the
+ * child between clone and exec: only write() to fds opened before, no
+ * allocation. Returns 0 or -errno. On v2 with clone_fd() >= 0 it is a no-op.
+ */
+int rg_cgroup_attach_self(const struct rg_cgroup *cg);
+
+/* v2: directory fd for clone3(CLONE_INTO_CGROUP); -1 on v1. */
+int rg_cgroup_clone_fd(const struct rg_cgroup *cg);
+
+/*
+ * Baselines at the start of the timed window (the child is set up and
+ * blocked): reset peak watermarks where the kernel allows it, remember CPU
+ * usage and OOM counters so that stats are deltas.
+ */
+int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err);
+
+/*
+ * Kill every process in the cgroup, race-free against forks (v2
+ * cgroup.kill, v1 freezer: freeze, SIGKILL all, thaw), and wait until the
+ * cgroup is empty. Bounded in time; returns -1 if tasks survive.
+ */
+int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err);
+
+/* True if the cgroup still has processes (-1 on error). */
+int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);
+
+int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
+			 struct rg_error *err);
+
+/*
+ * Kill whatever is left, remove the directories (retrying briefly on
+ * EBUSY), close fds and free. Safe on a partially created cgroup and on
+ * NULL. Returns -1 if a directory could not be removed.
+ */
+int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err);
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The child between clone3 and execve. It may be the child of a
+ * multi-threaded process, so it only makes system calls and touches memory
+ * the parent prepared: no malloc, no stdio, no glibc set*id wrappers.
+ * Every failure is reported to the parent as one record, then _exit(255).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "syscall_filter.h"
+#include "slot.h"
+#include "spawn.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+extern char **environ;
+
+struct msg {
+	char buf[sizeof(((struct rg_report *)0)->message)];
+	size_t len;
+};
+
+static void msg_add(struct msg *m, const char *s)
+{
+	while (*s && m->len + 1 < sizeof(m->buf))
+		m->buf[m->len++] = *s++;
+	m->buf[m->len] = '\0';
+}
+
+static void msg_add_uint(struct msg *m, unsigned long v)
+{
+	char digits[24];
+	int n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n && m->len + 1 < sizeof(m->buf))
+		m->buf[m->len++] = digits[--n];
+	m->buf[m->len] = '\0';
+}
+
+static void send_report(int fd, int kind, int errnum, const struct msg *m)
+{
+	struct rg_report r = { .kind = kind, .errnum = errnum };
+
+	if (m)
+		memcpy(r.message, m->buf, m->len + 1);
+	/* one write of less than PIPE_BUF: all or nothing */
+	while (write(fd, &r, sizeof(r)) < 0 && errno == EINTR)
+		;
+}
+
+static _Noreturn void fail(int report_fd, int errnum, const char *what,
+			   const char *arg, const char *tail)
+{
+	struct msg m = { .len = 0 };
+
+	msg_add(&m, what);
+	if (arg) {
+		msg_add(&m, arg);
+		msg_add(&m, tail ? tail : "");
+	}
+	send_report(report_fd, RG_REPORT_SETUP_FAILED, errnum, &m);
+	_exit(255);
+}
+
+static int set_limit(int resource, rlim_t soft, rlim_t hard)
+{
+	struct rlimit rl = { .rlim_cur = soft, .rlim_max = hard };
+
+	return syscall(SYS_prlimit64, 0, resource, &rl, NULL) < 0 ? -errno : 0;
+}
+
+static void set_rlimits(const struct rg_config *cfg, int report_fd)
+{
+	static const int unlimited[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK };
+	int rc;
+
+	if (cfg->has_cpu_limit) {
+		rlim_t secs = (rlim_t)ceil(cfg->cpu_hard);
+
+		/* SIGXCPU at the hard limit; SIGKILL a second later */
+		rc = set_limit(RLIMIT_CPU, secs, secs + 1);
+		if (rc < 0)
+			fail(report_fd, -rc, "setting RLIMIT_CPU", NULL, NULL);
+	}
+	for (size_t i = 0; i < sizeof(unlimited) / sizeof(*unlimited); i++) {
+		rc = set_limit(unlimited[i], RLIM_INFINITY, RLIM_INFINITY);
+		/* an unprivileged caller cannot raise them: keep what is */
+		if (rc < 0 && rc != -EPERM)
+			fail(report_fd, -rc, "setting memory rlimits", NULL,
+			     NULL);
+	}
+	if (cfg->file_limit != RG_UNLIMITED) {
+		rc = set_limit(RLIMIT_FSIZE, cfg->file_limit, cfg->file_limit);
+		if (rc < 0)
+			fail(report_fd, -rc, "setting RLIMIT_FSIZE", NULL, NULL);
+	}
+	if (cfg->process_limit != RG_UNLIMITED) {
+		rc = set_limit(RLIMIT_NPROC, cfg->process_limit,
+			       cfg->process_limit);
+		if (rc < 0)
+			fail(report_fd, -rc, "setting RLIMIT_NPROC", NULL, NULL);
+	}
+	if (!cfg->core_dumps) {
+		rc = set_limit(RLIMIT_CORE, 0, 0);
+		if (rc < 0)
+			fail(report_fd, -rc, "disabling core dumps", NULL, NULL);
+	}
+}
+
+static void join_slot(const struct rg_slot *slot, int report_fd)
+{
+	int rc;
+
+	if (rg_cgroup_clone_fd(slot->cgroup) < 0) {
+		rc = rg_cgroup_attach_self(slot->cgroup);
+		if (rc < 0)
+			fail(report_fd, -rc, "Failed to move the process to the cgroup",
+			     NULL, NULL);
+	}
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		if (slot->ns_fd[i] >= 0 && setns(slot->ns_fd[i], 0) < 0)
+			fail(report_fd, errno, "cannot join a namespace", NULL,
+			     NULL);
+}
+
+/* The root must lie below the prefix: compared by path component. */
+static void check_root(const struct rg_child_plan *plan, int report_fd)
+{
+	char cwd[PATH_MAX + 1];
+	size_t len;
+
+	if (!getcwd(cwd, sizeof(cwd) - 1))
+		fail(report_fd, errno, "cannot get current directory", NULL,
+		     NULL);
+	len = strlen(cwd);
+	if (len == 0 || cwd[len - 1] != '/') {
+		cwd[len++] = '/';
+		cwd[len] = '\0';
+	}
+	if (strncmp(cwd, plan->root_prefix, strlen(plan->root_prefix)))
+		fail(report_fd, 0, "invalid root: must be within `",
+		     plan->root_prefix, "'");
+}
+
+static void enter_root(const struct rg_child_plan *plan, int report_fd)
+{
+	const struct rg_config *cfg = plan->cfg;
+
+	if (!cfg->root)
+		return;
+	if (chdir(cfg->root) < 0)
+		fail(report_fd, errno, "cannot chdir to `", cfg->root, "'");
+	if (plan->root_prefix[0])
+		check_root(plan, report_fd);
+	if (chroot(".") < 0)
+		fail(report_fd, errno, "cannot change root to `", cfg->root,
+		     "'");
+	if (chdir("/") < 0)
+		fail(report_fd, errno, "cannot chdir to `/' in chroot", NULL,
+		     NULL);
+	if (cfg->workdir && chdir(cfg->workdir) < 0)
+		fail(report_fd, errno, "cannot chdir to `", cfg->workdir,
+		     "' in chroot");
+}
+
+static void drop_privileges(const struct rg_child_plan *plan, int report_fd)
+{
+	const char *step = NULL;
+	int errnum = 0;
+
+	if (rg_privs_drop(&plan->privs, &step, &errnum) < 0)
+		fail(report_fd, errnum, step, NULL, NULL);
+	/* die with the supervisor (cleared by the uid change, so set now) */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		fail(report_fd, errno, "cannot set parent death signal", NULL,
+		     NULL);
+	if (getppid() != plan->parent_pid)
+		_exit(255);
+}
+
+/* Only stdin, stdout and stderr survive execve. */
+static void wire_stdio(const int output_fd[2], int report_fd)
+{
+	struct rlimit rl;
+
+	if (dup2(output_fd[0], STDOUT_FILENO) < 0 ||
+	    dup2(output_fd[1], STDERR_FILENO) < 0)
+		fail(report_fd, errno, "cannot redirect stdout/stderr", NULL,
+		     NULL);
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+	/* kernels before 5.11 */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > (1u << 20))
+		rl.rlim_cur = 1u << 20;
+	for (int fd = 3; fd < (int)rl.rlim_cur; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static _Noreturn void exec_command(const struct rg_child_plan *plan,
+				   int report_fd)
+{
+	const struct rg_config *cfg = plan->cfg;
+	const char *reason;
+	struct msg m = { .len = 0 };
+	int errnum;
+
+	environ = plan->envp;
+	execvp(cfg->file, cfg->argv);
+	errnum = errno;
+	reason = strerrordesc_np(errnum);
+	/* DOMjudge reports this on the command's stderr stream */
+	msg_add(&m, "runguard: cannot start `");
+	msg_add(&m, cfg->file);
+	msg_add(&m, "' as user `");
+	msg_add_uint(&m, (unsigned long)getuid());
+	msg_add(&m, "': ");
+	msg_add(&m, reason ? reason : "unknown error");
+	msg_add(&m, "\n");
+	if (write(STDERR_FILENO, m.buf, m.len) < 0) {
+		/* nothing else to tell it to; the report carries the errno */
+	}
+	send_report(report_fd, RG_REPORT_EXEC_FAILED, errnum, NULL);
+	_exit(255);
+}
+
+static void wait_for_release(int report_fd, int go_fd)
+{
+	char go;
+	ssize_t n;
+
+	send_report(report_fd, RG_REPORT_READY, 0, NULL);
+	do {
+		n = read(go_fd, &go, 1);
+	} while (n < 0 && errno == EINTR);
+	/* EOF: the supervisor gave up on this run */
+	if (n != 1)
+		_exit(255);
+	close(go_fd);
+}
+
+_Noreturn void rg_child_main(const struct rg_child_plan *plan,
+			     const struct rg_child_fds *fds)
+{
+	int report_fd = fds->report_fd;
+
+	/* without this a dead supervisor would never look like EOF */
+	for (int i = 0; i < 4; i++)
+		close(fds->parent_fd[i]);
+	join_slot(plan->slot, report_fd);
+	if (setsid() < 0)
+		fail(report_fd, errno, "cannot create a new session", NULL,
+		     NULL);
+	set_rlimits(plan->cfg, report_fd);
+	enter_root(plan, report_fd);
+	drop_privileges(plan, report_fd);
+	wire_stdio(fds->output_fd, report_fd);
+	if (sigprocmask(SIG_SETMASK, &plan->child_sigmask, NULL) < 0)
+		fail(report_fd, errno, "cannot restore the signal mask", NULL,
+		     NULL);
+	if (plan->seccomp) {
+		int rc = rg_seccomp_install(plan->seccomp);
+
+		if (rc < 0)
+			fail(report_fd, -rc, "cannot install the syscall filter",
+			     NULL, NULL);
+	}
+	wait_for_release(report_fd, fds->go_fd);
+	exec_command(plan, report_fd);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The configuration behind the opaque struct rg_config. */
+#ifndef RG_CONFIG_H
+#define RG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <runguard/runguard.h>
+
+struct rg_output {
+	char *path; /* created at run start, or NULL */
+	int fd;     /* used when path is NULL */
+};
+
+struct rg_config {
+	char *file;
+	char **argv;
+
+	char *root;
+	char *root_prefix;
+	char *workdir;
+
+	bool has_uid, has_gid;
+	uid_t uid;
+	gid_t gid;
+
+	bool has_wall_limit, has_cpu_limit;
+	double wall_soft, wall_hard;
+	double cpu_soft, cpu_hard;
+
+	uint64_t memory_limit;
+	uint64_t file_limit;
+	uint64_t process_limit;
+	char *cpuset;
+	bool core_dumps;
+
+	struct rg_output output[2];
+	uint64_t stream_limit;
+
+	bool keep_environment;
+	char **env_changes;
+	size_t env_changes_len;
+
+	pid_t timeout_notify_pid;
+	bool syscall_filter;
+	double kill_grace;
+	char *cgroup_parent;
+	bool handle_signals;
+	int cancel_fd;
+	bool reap_all_children;
+
+	rg_log_fn log_fn;
+	void *log_data;
+	enum rg_log_level log_level;
+};
+
+void rg_log(const struct rg_config *cfg, enum rg_log_level level,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

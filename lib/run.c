@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * One run, start to end: prepare everything the child needs, take a slot,
+ * spawn, wait for the child's READY, take baselines, start the clock,
+ * release, supervise, and then (outside the timed window) kill leftovers,
+ * drain the output, read the stats and give the slot back.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "env.h"
+#include "error.h"
+#include "syscall_filter.h"
+#include "slot.h"
+#include "spawn.h"
+#include "supervise.h"
+
+/* how long output may keep coming after every process of the run is dead */
+#define DRAIN_TIMEOUT_MS 1000
+
+struct run {
+	const struct rg_config *cfg;
+	struct rg_result *result;
+	struct rg_child_plan plan;
+	struct rg_slot *slot;
+	struct rg_child child;
+	bool spawned, reaped;
+	struct rg_supervisor sup;
+	bool sup_ready;
+	struct rg_stream streams[2];
+	int output_fd[2]; /* files we opened, or -1 */
+	bool signals_blocked;
+	sigset_t saved_mask;
+};
+
+static double timespec_diff(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static double timeval_seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+static int prepare_root_prefix(struct run *r, struct rg_error *err)
+{
+	const struct rg_config *cfg = r->cfg;
+	char *real;
+	size_t len;
+
+	r->plan.root_prefix[0] = '\0';
+	if (!cfg->root || !cfg->root_prefix)
+		return 0;
+	real = realpath(cfg->root_prefix, NULL);
+	if (!real)
+		return rg_fail(err, errno, "invalid chroot prefix `%s'",
+			       cfg->root_prefix);
+	len = strlen(real);
+	if (len + 2 > sizeof(r->plan.root_prefix)) {
+		free(real);
+		return rg_fail(err, ENAMETOOLONG, "chroot prefix too long");
+	}
+	memcpy(r->plan.root_prefix, real, len + 1);
+	free(real);
+	/* compare whole components: "/judgings/" never matches "/judgings2" */
+	if (len == 0 || r->plan.root_prefix[len - 1] != '/')
+		memcpy(r->plan.root_prefix + len, "/", 2);
+	return 0;
+}
+
+static int prepare_plan(struct run *r, struct rg_error *err)
+{
+	const struct rg_config *cfg = r->cfg;
+	struct rg_child_plan *plan = &r->plan;
+	int cap_last;
+
+	plan->cfg = cfg;
+	plan->parent_pid = getpid();
+	plan->privs.uid = cfg->has_uid ? cfg->uid : getuid();
+	plan->privs.gid = cfg->gid;
+	plan->privs.set_gid = cfg->has_gid;
+	cap_last = rg_privs_cap_last(err);
+	if (cap_last < 0)
+		return -1;
+	plan->privs.cap_last = cap_last;
+	if (prepare_root_prefix(r, err) < 0)
+		return -1;
+	if (cfg->syscall_filter && rg_seccomp_program(&plan->seccomp, err) < 0)
+		return -1;
+	return rg_env_build(cfg, &plan->envp, err);
+}
+
+static int block_signals(struct run *r, int *signal_fd, struct rg_error *err)
+{
+	sigset_t handled;
+
+	*signal_fd = -1;
+	sigemptyset(&handled);
+	if (r->cfg->handle_signals) {
+		sigaddset(&handled, SIGTERM);
+		sigaddset(&handled, SIGINT);
+		sigaddset(&handled, SIGHUP);
+	}
+	if (pthread_sigmask(SIG_BLOCK, &handled, &r->saved_mask) != 0)
+		return rg_fail(err, errno, "blocking signals");
+	r->signals_blocked = true;
+	/* the command starts with the caller's mask, minus what we block */
+	r->plan.child_sigmask = r->saved_mask;
+	sigdelset(&r->plan.child_sigmask, SIGTERM);
+	sigdelset(&r->plan.child_sigmask, SIGINT);
+	sigdelset(&r->plan.child_sigmask, SIGHUP);
+	if (!r->cfg->handle_signals)
+		return 0;
+	*signal_fd = signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (*signal_fd < 0)
+		return rg_fail(err, errno, "signalfd");
+	return 0;
+}
+
+static int open_outputs(struct run *r, int dest[2], struct rg_error *err)
+{
+	for (int i = 0; i < 2; i++) {
+		const struct rg_output *o = &r->cfg->output[i];
+
+		dest[i] = o->fd;
+		if (!o->path)
+			continue;
+		r->output_fd[i] = open(o->path,
+				       O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				       0600);
+		if (r->output_fd[i] < 0)
+			return rg_fail(err, errno, "cannot open `%s'", o->path);
+		dest[i] = r->output_fd[i];
+	}
+	return 0;
+}
+
+static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
+{
+	static const char *const names[2] = { "stdout", "stderr" };
+	int dest[2];
+
+	if (open_outputs(r, dest, err) < 0)
+		return -1;
+	if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0)
+		return -1;
+	r->plan.slot = r->slot;
+	if (rg_spawn(&r->plan, &r->child, err) < 0)
+		return -1;
+	r->spawned = true;
+	for (int i = 0; i < 2; i++) {
+		rg_stream_init(&r->streams[i], names[i], r->child.output_fd[i],
+			       dest[i], r->cfg->stream_limit);
+		r->child.output_fd[i] = -1; /* owned by the stream now */
+	}
+	if (rg_supervisor_attach(&r->sup, &r->child, r->slot->cgroup,
+				 r->streams, err) < 0)
+		return -1;
+	return rg_spawn_wait_ready(&r->child, setup_failed, err);
+}
+
+/* The timed window opens here. */
+static int release_child(struct run *r, struct rg_error *err)
+{
+	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
+		return -1;
+	if (rg_supervisor_start(&r->sup, err) < 0)
+		return -1;
+	return rg_spawn_release(&r->child, err);
+}
+
+static bool killed_by_cpu_rlimit(const struct run *r, int sig)
+{
+	const struct rg_config *cfg = r->cfg;
+	double used, rlimit_hard;
+
+	if (!cfg->has_cpu_limit)
+		return false;
+	if (sig == SIGXCPU)
+		return true;
+	/* a program that ignores SIGXCPU is SIGKILLed a second later */
+	if (sig != SIGKILL || r->sup.aborting || r->result->oom_killed)
+		return false;
+	used = r->result->user_time + r->result->sys_time;
+	rlimit_hard = ceil(cfg->cpu_hard) + 1;
+	return used >= rlimit_hard - 0.05;
+}
+
+static void decide_exit(struct run *r)
+{
+	struct rg_result *res = r->result;
+	int status = r->sup.status;
+
+	res->status = status;
+	if (WIFEXITED(status)) {
+		res->exit_code = WEXITSTATUS(status);
+		return;
+	}
+	res->term_signal = WTERMSIG(status);
+	res->exit_code = 128 + res->term_signal;
+	if (killed_by_cpu_rlimit(r, res->term_signal)) {
+		res->cpu_limit |= RG_LIMIT_HARD;
+		rg_log(r->cfg, RG_LOG_WARNING,
+		       "timelimit exceeded (hard cpu time)");
+	} else {
+		rg_log(r->cfg, RG_LOG_WARNING,
+		       "command terminated with signal %d", res->term_signal);
+	}
+}
+
+static void decide_soft_limits(struct run *r)
+{
+	const struct rg_config *cfg = r->cfg;
+	struct rg_result *res = r->result;
+
+	if (r->sup.wall_hard_hit)
+		res->wall_limit |= RG_LIMIT_HARD;
+	if (cfg->has_wall_limit && res->wall_time > cfg->wall_soft) {
+		res->wall_limit |= RG_LIMIT_SOFT;
+		rg_log(cfg, RG_LOG_WARNING,
+		       "timelimit exceeded (soft wall time)");
+	}
+	if (cfg->has_cpu_limit && res->cpu_time > cfg->cpu_soft) {
+		res->cpu_limit |= RG_LIMIT_SOFT;
+		rg_log(cfg, RG_LOG_WARNING, "timelimit exceeded (soft cpu time)");
+	}
+}
+
+static int read_stats(struct run *r, struct rg_error *err)
+{
+	struct rg_result *res = r->result;
+	struct rg_cgroup_stats st;
+
+	if (rg_cgroup_read_stats(r->slot->cgroup, &st, err) < 0)
+		return -1;
+	res->cpu_time = st.cpu_ns < 0 ? -1.0 : (double)st.cpu_ns / 1e9;
+	res->oom_killed = st.oom_killed;
+	if (st.memory_peak_valid) {
+		res->memory_bytes = st.memory_peak;
+		snprintf(res->memory_method, sizeof(res->memory_method), "%s",
+			 st.memory_method);
+	} else {
+		/* no cgroup peak on this kernel: the largest process */
+		res->memory_bytes = (uint64_t)r->sup.rusage.ru_maxrss * 1024;
+		snprintf(res->memory_method, sizeof(res->memory_method),
+			 "rusage.maxrss");
+	}
+	return 0;
+}
+
+/* After the child is gone: nothing of the run may survive it. */
+static int collect(struct run *r, struct rg_error *err)
+{
+	struct rg_result *res = r->result;
+
+	if (rg_cgroup_kill_all(r->slot->cgroup, err) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (rg_stream_drain(&r->streams[i], DRAIN_TIMEOUT_MS, err) < 0)
+			return -1;
+		res->stream_bytes[i] = r->streams[i].consumed;
+		res->stream_truncated[i] = rg_stream_truncated(&r->streams[i]);
+	}
+	if (rg_spawn_exec_failed(&r->child, &res->exec_errno))
+		res->exec_failed = true;
+	res->wall_time = timespec_diff(&r->sup.start, &r->sup.end);
+	res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
+	res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
+	if (read_stats(r, err) < 0)
+		return -1;
+	rg_supervisor_collect_signals(&r->sup);
+	res->received_signal = r->sup.received_signal;
+	decide_exit(r);
+	decide_soft_limits(r);
+	res->valid = true;
+	return 0;
+}
+
+static int reap_child_now(struct run *r);
+
+/* The child failed before exec and exits 255 by itself. */
+static void collect_setup_failure(struct run *r)
+{
+	struct rg_result *res = r->result;
+	struct rg_error ignored;
+
+	if (reap_child_now(r) == 0)
+		res->status = r->sup.status;
+	rg_cgroup_kill_all(r->slot->cgroup, &ignored);
+	if (read_stats(r, &ignored) < 0)
+		res->cpu_time = -1.0;
+	res->setup_failed = true;
+	res->exit_code = 255;
+	res->valid = true;
+}
+
+/* Make sure the direct child is dead and reaped (error paths). */
+static int reap_child_now(struct run *r)
+{
+	pid_t pid;
+
+	if (!r->spawned || r->reaped)
+		return 0;
+	do {
+		pid = wait4(r->child.pid, &r->sup.status, 0, &r->sup.rusage);
+	} while (pid < 0 && errno == EINTR);
+	r->reaped = true;
+	return pid < 0 ? -1 : 0;
+}
+
+/* With the subreaper set, orphans of the run end up as our zombies. */
+static void reap_orphans(struct run *r)
+{
+	if (!r->cfg->reap_all_children)
+		return;
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static void finish(struct run *r)
+{
+	struct rg_error ignored;
+
+	if (r->spawned && !r->reaped) {
+		kill(r->child.pid, SIGKILL);
+		if (r->slot)
+			rg_cgroup_kill_all(r->slot->cgroup, &ignored);
+		reap_child_now(r);
+	}
+	reap_orphans(r);
+	for (int i = 0; i < 2; i++) {
+		rg_stream_close(&r->streams[i]);
+		if (r->output_fd[i] >= 0)
+			close(r->output_fd[i]);
+	}
+	if (r->spawned)
+		rg_child_close(&r->child);
+	if (r->sup_ready)
+		rg_supervisor_close(&r->sup);
+	rg_env_free(r->plan.envp);
+	if (r->signals_blocked)
+		pthread_sigmask(SIG_SETMASK, &r->saved_mask, NULL);
+}
+
+static int supervise_run(struct run *r, struct rg_error *err)
+{
+	bool setup_failed = false;
+
+	if (start_child(r, &setup_failed, err) < 0) {
+		if (setup_failed)
+			collect_setup_failure(r);
+		return -1;
+	}
+	if (release_child(r, err) < 0)
+		return -1;
+	if (rg_supervisor_run(&r->sup, err) < 0)
+		return -1;
+	r->reaped = true;
+	return collect(r, err);
+}
+
+static int init_run(struct run *r, const struct rg_config *cfg,
+		    struct rg_result *result, struct rg_error *err)
+{
+	int signal_fd;
+
+	memset(r, 0, sizeof(*r));
+	r->cfg = cfg;
+	r->result = result;
+	r->output_fd[0] = r->output_fd[1] = -1;
+	r->streams[0].pipe_fd = r->streams[1].pipe_fd = -1;
+	memset(result, 0, sizeof(*result));
+	result->cpu_time = -1.0;
+	if (!cfg->file || !cfg->argv)
+		return rg_fail(err, EINVAL, "no command specified");
+	if (cfg->reap_all_children &&
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return rg_fail(err, errno, "cannot become a child subreaper");
+	if (prepare_plan(r, err) < 0)
+		return -1;
+	if (block_signals(r, &signal_fd, err) < 0)
+		return -1;
+	if (rg_supervisor_init(&r->sup, cfg, signal_fd, err) < 0)
+		return -1;
+	r->sup_ready = true;
+	return 0;
+}
+
+int rg_run(const struct rg_config *cfg, struct rg_result *result,
+	   struct rg_error *err)
+{
+	struct rg_error release_err;
+	struct run r;
+	int rc;
+
+	rc = init_run(&r, cfg, result, err);
+	if (rc == 0)
+		rc = supervise_run(&r, err);
+	finish(&r);
+	if (rg_slot_release(r.slot, &release_err) < 0 && rc == 0) {
+		/* the run is complete, but the host is not clean: say so */
+		*err = release_err;
+		rc = -1;
+	}
+	return rc;
+}

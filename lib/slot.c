@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "slot.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "error.h"
+
+/* What stock runguard unshares: no network, private IPC, mounts and name. */
+#define RG_TRANSIENT_NS_FLAGS \
+	(CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWUTS)
+
+static void transient_name(char *buf, size_t len)
+{
+	static unsigned counter;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, len, "run-%d-%lld.%09ld-%u", (int)getpid(),
+		 (long long)ts.tv_sec, ts.tv_nsec,
+		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+}
+
+int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
+			   struct rg_error *err)
+{
+	struct rg_cgroup_limits limits = {
+		.memory_bytes = cfg->memory_limit,
+		.cpuset = cfg->cpuset,
+	};
+	struct rg_slot *slot;
+	char name[96];
+
+	slot = calloc(1, sizeof(*slot));
+	if (!slot)
+		return rg_fail(err, errno, "allocating a slot");
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		slot->ns_fd[i] = -1;
+	slot->transient = true;
+	slot->clone_flags = RG_TRANSIENT_NS_FLAGS;
+	transient_name(name, sizeof(name));
+	if (rg_cgroup_create(cfg->cgroup_parent, name, cfg->cpuset != NULL,
+			     &slot->cgroup, err) < 0 ||
+	    rg_cgroup_apply_limits(slot->cgroup, &limits, err) < 0) {
+		struct rg_error ignored;
+
+		rg_cgroup_destroy(slot->cgroup, &ignored);
+		free(slot);
+		return -1;
+	}
+	*out = slot;
+	return 0;
+}
+
+int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
+{
+	int rc = 0;
+
+	if (!slot)
+		return 0;
+	if (slot->transient)
+		rc = rg_cgroup_destroy(slot->cgroup, err);
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		if (slot->ns_fd[i] >= 0)
+			close(slot->ns_fd[i]);
+	free(slot);
+	return rc;
+}

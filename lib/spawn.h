@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Starting the child with a barrier:
+ *
+ *   parent                          child
+ *   clone3 ------------------------> set-up (cgroup, namespaces, setsid,
+ *                                    rlimits, chroot, ids, caps, stdio,
+ *                                    seccomp)
+ *   wait for READY <---------------- report READY, block on the go pipe
+ *   baselines, start clock, timer
+ *   release -----------------------> execve
+ *
+ * Reports travel over a close-on-exec pipe: after a successful execve the
+ * parent reads EOF; a failed set-up or execve sends one record with the
+ * errno and a message.
+ */
+#ifndef RG_SPAWN_H
+#define RG_SPAWN_H
+
+#include <linux/filter.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "privs.h"
+
+struct rg_cgroup;
+struct rg_slot;
+
+/* Everything the child needs, prepared by the parent: no allocation after
+ * clone. */
+struct rg_child_plan {
+	const struct rg_config *cfg;
+	char **envp;
+	const struct rg_slot *slot;
+	const struct sock_fprog *seccomp; /* NULL: no filter */
+	struct rg_privs_plan privs;
+	char root_prefix[4096]; /* realpath of the prefix + '/', or "" */
+	sigset_t child_sigmask; /* the caller's mask, restored before exec */
+	pid_t parent_pid;
+};
+
+enum rg_report_kind {
+	RG_REPORT_READY = 1,
+	RG_REPORT_SETUP_FAILED = 2,
+	RG_REPORT_EXEC_FAILED = 3,
+};
+
+/* One record on the report pipe; smaller than PIPE_BUF, so atomic. */
+struct rg_report {
+	int kind;
+	int errnum;
+	char message[512];
+};
+
+struct rg_child {
+	pid_t pid;
+	int pidfd;
+	int report_fd; /* read end of the report pipe */
+	int go_fd;     /* write end of the barrier pipe */
+	int output_fd[2]; /* read ends of the stdout/stderr pipes */
+};
+
+/* The pipe ends as the child sees them. */
+struct rg_child_fds {
+	int report_fd;    /* write end of the report pipe */
+	int go_fd;        /* read end of the barrier pipe */
+	int output_fd[2]; /* write ends of the stdout/stderr pipes */
+	int parent_fd[4]; /* the parent's ends, closed first */
+};
+
+/* The child's code; never returns. */
+_Noreturn void rg_child_main(const struct rg_child_plan *plan,
+			     const struct rg_child_fds *fds);
+
+/*
+ * clone3 the child (with the slot's namespace flags and, on cgroup v2,
+ * directly into the slot's cgroup). On failure nothing is left open.
+ */
+int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
+	     struct rg_error *err);
+
+/*
+ * Wait for the child's READY. On a set-up failure: -1 with the child's
+ * message in err and *setup_failed set; the child exits with 255.
+ */
+int rg_spawn_wait_ready(struct rg_child *child, bool *setup_failed,
+			struct rg_error *err);
+
+/* Let the child exec. */
+int rg_spawn_release(struct rg_child *child, struct rg_error *err);
+
+/*
+ * After the child is gone: did execve fail? Returns 1 with *errnum set,
+ * 0 if not.
+ */
+int rg_spawn_exec_failed(struct rg_child *child, int *errnum);
+
+/* Close what is still open (pipes, pidfd). The child must be reaped. */
+void rg_child_close(struct rg_child *child);
+
+#endif

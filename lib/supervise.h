@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Supervising a released child with one event loop: pidfd (exit), timerfd
+ * (hard wall limit, kill grace), signalfd (SIGTERM/SIGINT/SIGHUP to us), a
+ * cancel fd, and the output pipes.
+ */
+#ifndef RG_SUPERVISE_H
+#define RG_SUPERVISE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "config.h"
+#include "spawn.h"
+#include "streams.h"
+
+struct rg_cgroup;
+
+struct rg_supervisor {
+	const struct rg_config *cfg;
+	struct rg_child *child;
+	struct rg_cgroup *cgroup;
+	struct rg_stream *streams; /* [2] */
+	int epoll_fd;
+	int wall_timer_fd;
+	int grace_timer_fd;
+	int signal_fd; /* -1 when signals are not handled */
+
+	struct timespec start, end;
+	bool exited;
+	bool aborting;
+	bool wall_hard_hit;
+	int received_signal;
+	int status;
+	struct rusage rusage;
+};
+
+/*
+ * Create the fds (before the child exists, outside the timed window).
+ * signal_fd: a signalfd for the handled signals (taken over), or -1.
+ */
+int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
+		       int signal_fd, struct rg_error *err);
+
+/* Watch this child and its streams. */
+int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
+			 struct rg_cgroup *cgroup, struct rg_stream streams[2],
+			 struct rg_error *err);
+
+/* Start the wall clock and arm the hard wall timer. */
+int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err);
+
+/*
+ * Run until the child exits; the wall clock stops at that moment. Then
+ * reap it (status and rusage).
+ */
+int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err);
+
+/* Signals that arrived and were not acted on yet count as received. */
+void rg_supervisor_collect_signals(struct rg_supervisor *sup);
+
+void rg_supervisor_close(struct rg_supervisor *sup);
+
+#endif

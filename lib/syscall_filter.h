@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef RG_SYSCALL_FILTER_H
+#define RG_SYSCALL_FILTER_H
+
+#include <linux/filter.h>
+
+#include <runguard/runguard.h>
+
+/*
+ * The syscall filter as a ready BPF program, built once per process with
+ * libseccomp (the child only has to hand it to the kernel; it must not
+ * allocate). The result is shared and must not be freed.
+ */
+int rg_seccomp_program(const struct sock_fprog **out, struct rg_error *err);
+
+/* Install it in the calling (child) process; no_new_privs must be set.
+ * Returns 0 or -errno. */
+int rg_seccomp_install(const struct sock_fprog *prog);
+
+#endif
