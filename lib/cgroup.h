@@ -61,7 +61,9 @@ int rg_cgroup_apply_limits(struct rg_cgroup *cg,
 /*
  * Move the calling process into the cgroup (every hierarchy). Called in the
  * child between clone and exec: only write() to fds opened before, no
- * allocation. Returns 0 or -errno. On v2 with clone_fd() >= 0 it is a no-op.
+ * allocation. Returns 0 or -errno. On v2, create the child in the cgroup
+ * with clone3(CLONE_INTO_CGROUP, clone_fd()) instead and do not call this:
+ * it works there too, but costs a migration.
  */
 int rg_cgroup_attach_self(const struct rg_cgroup *cg);
 

@@ -140,6 +140,25 @@ static void join_slot(const struct rg_slot *slot, int report_fd)
 			     NULL);
 }
 
+/*
+ * A judgedaemon protected from the OOM killer (negative oom_score_adj)
+ * must not pass that protection on to the program it judges. Best effort:
+ * the memory cgroup limit is what really bounds the program.
+ */
+static void reset_oom_score(void)
+{
+	char buf[16] = { 0 };
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (read(fd, buf, sizeof(buf) - 1) > 0 && buf[0] == '-' &&
+	    pwrite(fd, "0", 1, 0) < 0) {
+		/* nothing to report to: the run goes on */
+	}
+	close(fd);
+}
+
 /* The root must lie below the prefix: compared by path component. */
 static void check_root(const struct rg_child_plan *plan, int report_fd)
 {
@@ -268,6 +287,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 		fail(report_fd, errno, "cannot create a new session", NULL,
 		     NULL);
 	set_rlimits(plan->cfg, report_fd);
+	reset_oom_score();
 	enter_root(plan, report_fd);
 	drop_privileges(plan, report_fd);
 	wire_stdio(fds->output_fd, report_fd);

@@ -106,6 +106,7 @@ static int prepare_plan(struct run *r, struct rg_error *err)
 static int block_signals(struct run *r, int *signal_fd, struct rg_error *err)
 {
 	sigset_t handled;
+	int rc;
 
 	*signal_fd = -1;
 	sigemptyset(&handled);
@@ -114,8 +115,9 @@ static int block_signals(struct run *r, int *signal_fd, struct rg_error *err)
 		sigaddset(&handled, SIGINT);
 		sigaddset(&handled, SIGHUP);
 	}
-	if (pthread_sigmask(SIG_BLOCK, &handled, &r->saved_mask) != 0)
-		return rg_fail(err, errno, "blocking signals");
+	rc = pthread_sigmask(SIG_BLOCK, &handled, &r->saved_mask);
+	if (rc != 0)
+		return rg_fail(err, rc, "blocking signals");
 	r->signals_blocked = true;
 	/* the command starts with the caller's mask, minus what we block */
 	r->plan.child_sigmask = r->saved_mask;

@@ -216,6 +216,9 @@ static int on_stream(struct rg_supervisor *sup, int i, struct rg_error *err)
 static int dispatch(struct rg_supervisor *sup, uint64_t tag,
 		    struct rg_error *err)
 {
+	/* once the command has exited, a timer firing late means nothing */
+	if (sup->exited && (tag == TAG_WALL_TIMER || tag == TAG_GRACE_TIMER))
+		return 0;
 	switch (tag) {
 	case TAG_PIDFD:
 		return 0;

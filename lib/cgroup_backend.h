@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to cgroup.c, cgroup_v1.c and cgroup_v2.c: the backend operations
+ * behind struct rg_cgroup and the small helpers both backends share.
+ */
+#ifndef RG_CGROUP_BACKEND_H
+#define RG_CGROUP_BACKEND_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cgroup.h"
+
+#define rg_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* Enough for every small control file we read (lists, keyed stats). */
+#define RG_CG_BUF 4096
+
+/* Bounds of the waiting loops. */
+#define RG_CG_KILL_TIMEOUT_MS 5000
+#define RG_CG_RMDIR_TIMEOUT_MS 200
+
+struct rg_cgroup_ops {
+	int (*apply_limits)(struct rg_cgroup *cg,
+			    const struct rg_cgroup_limits *limits,
+			    struct rg_error *err);
+	int (*attach_self)(const struct rg_cgroup *cg);
+	int (*clone_fd)(const struct rg_cgroup *cg);
+	int (*start)(struct rg_cgroup *cg, struct rg_error *err);
+	int (*kill_all)(struct rg_cgroup *cg, struct rg_error *err);
+	int (*populated)(struct rg_cgroup *cg, struct rg_error *err);
+	int (*read_stats)(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
+			  struct rg_error *err);
+	/* rmdir what was created; -1 if a directory stays */
+	int (*remove)(struct rg_cgroup *cg, struct rg_error *err);
+	/* close every fd and free */
+	void (*release)(struct rg_cgroup *cg);
+};
+
+/* Embedded at the start of each backend's own structure. */
+struct rg_cgroup {
+	const struct rg_cgroup_ops *ops;
+	/* "<parent>/<name>", for messages */
+	char label[PATH_MAX];
+};
+
+/* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */
+#define RG_CG_MEMORY 0x1u
+#define RG_CG_CPUSET 0x2u
+
+int rg_cgroup_v1_create(const char *parent, const char *name,
+			bool want_cpuset, struct rg_cgroup **out,
+			struct rg_error *err);
+
+/*
+ * root is the cgroup2 mount: /sys/fs/cgroup in production; tests point it
+ * at another cgroup2 mount, where controllers may be unavailable (ctrl 0).
+ */
+int rg_cgroup_v2_create(const char *root, const char *parent,
+			const char *name, unsigned int ctrl,
+			struct rg_cgroup **out, struct rg_error *err);
+
+/* Cleanup attributes, so error paths need no goto ladders. */
+void rg_cg_closep(int *fd);
+void rg_cg_freep(void *ptr);
+#define _cleanup_close_ __attribute__((cleanup(rg_cg_closep)))
+#define _cleanup_free_ __attribute__((cleanup(rg_cg_freep)))
+
+/* Close *fd if open and set it to -1. */
+void rg_cg_close(int *fd);
+
+/* A name for one path component: non-empty, no '/', not "." or "..". */
+int rg_cg_check_name(const char *name, struct rg_error *err);
+int rg_cg_label(struct rg_cgroup *cg, const char *parent, const char *name,
+		struct rg_error *err);
+
+/* write() s to fd in one go. Async-signal-safe; 0 or -errno. */
+int rg_cg_write(int fd, const char *s);
+/* Open dir_fd/file, write s, close. */
+int rg_cg_write_file(int dir_fd, const char *file, const char *s,
+		     struct rg_error *err);
+
+/* pread(fd, .., 0) into buf, NUL-terminated; length or -errno. */
+int rg_cg_pread(int fd, char *buf, size_t size);
+int rg_cg_read_u64(int fd, uint64_t *value);
+/* The value of the "key value" line; -ENOENT if there is none. */
+int rg_cg_read_key(int fd, const char *key, uint64_t *value);
+/* Whole small file, trailing newline stripped. */
+int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,
+		    struct rg_error *err);
+
+/*
+ * openat(dir_fd, file, flags | O_CLOEXEC) into *fd. When optional, a
+ * missing file leaves *fd at -1 and is not an error.
+ */
+int rg_cg_open(int dir_fd, const char *file, int flags, bool optional,
+	       int *fd, struct rg_error *err);
+
+/*
+ * Open root_fd/path, creating each missing component (racing creators are
+ * fine); hook (if any) runs on every component with its parent's fd.
+ */
+typedef int (*rg_cg_dir_hook)(int up_fd, int dir_fd, void *data,
+			      struct rg_error *err);
+int rg_cg_open_parent(int root_fd, const char *path, rg_cg_dir_hook hook,
+		      void *data, int *out, struct rg_error *err);
+
+/* mkdirat + open the new directory; EEXIST is an error here. */
+int rg_cg_make_dir(int parent_fd, const char *name, int *out,
+		   struct rg_error *err);
+
+/* unlinkat(AT_REMOVEDIR), retrying EBUSY with 1, 2, 4 ... ms sleeps. */
+int rg_cg_rmdir(int parent_fd, const char *name, struct rg_error *err);
+
+/*
+ * Read dir_fd/cgroup.procs afresh (v1 caches the list of a kept fd) and
+ * send sig (0: none) to every pid but our own. Number of pids or -1.
+ */
+int rg_cg_procs_signal(int dir_fd, int sig, struct rg_error *err);
+
+/* Sleeps that start short and double, up to a deadline. */
+struct rg_cg_backoff {
+	struct timespec deadline;
+	long delay_us;
+	long max_delay_us;
+};
+
+void rg_cg_backoff_init(struct rg_cg_backoff *b, long first_us,
+			long max_delay_us, long timeout_ms);
+/* Sleep the next step; false (without sleeping) once past the deadline. */
+bool rg_cg_backoff_sleep(struct rg_cg_backoff *b);
+/* Milliseconds left (0 when past the deadline). */
+int rg_cg_backoff_left_ms(const struct rg_cg_backoff *b);
+
+/* word in a list separated by spaces or newlines (subtree_control, procs). */
+bool rg_cg_list_has(const char *list, const char *word);
+
+#endif

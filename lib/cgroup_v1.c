@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgroup v1 backend: one directory per hierarchy (memory, cpuacct, freezer
+ * and, when pinning, cpuset), found through libcgroup once per process.
+ * Controllers co-mounted in one hierarchy share one directory.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup_backend.h"
+#include "error.h"
+
+enum v1_ctrl { V1_MEMORY, V1_CPUACCT, V1_FREEZER, V1_CPUSET, V1_NR_CTRL };
+
+static const char *const v1_ctrl_name[V1_NR_CTRL] = {
+	[V1_MEMORY] = "memory",
+	[V1_CPUACCT] = "cpuacct",
+	[V1_FREEZER] = "freezer",
+	[V1_CPUSET] = "cpuset",
+};
+
+/* Where each controller is mounted (libcgroup result code when not). */
+static struct {
+	pthread_once_t once;
+	int init_ret;
+	int ret[V1_NR_CTRL];
+	char *mount[V1_NR_CTRL];
+} v1_mounts = { .once = PTHREAD_ONCE_INIT };
+
+/* Control files kept open for the per-run calls. */
+enum v1_file {
+	F_LIMIT,       /* memory.limit_in_bytes */
+	F_MEMSW_LIMIT, /* memory.memsw.limit_in_bytes, -1 without swap acct */
+	F_PEAK,	       /* memory.memsw.max_usage_in_bytes or max_usage_... */
+	F_OOM,	       /* memory.oom_control */
+	F_FAILCNT,     /* memory.failcnt */
+	F_USAGE,       /* cpuacct.usage */
+	F_STATE,       /* freezer.state */
+	F_CPUS,	       /* cpuset.cpus */
+	F_MEMS,	       /* cpuset.mems */
+	V1_NR_FILES
+};
+
+struct v1_hier {
+	const char *mount;
+	int parent_fd;	/* <mount>/<parent> */
+	int dir_fd;	/* <mount>/<parent>/<name>, -1 until created */
+	int procs_fd;	/* its cgroup.procs, for attach */
+};
+
+struct rg_cgroup_v1 {
+	struct rg_cgroup base;
+	char name[NAME_MAX + 1];
+	struct v1_hier hier[V1_NR_CTRL];
+	int nr_hier;
+	int ctrl_hier[V1_NR_CTRL]; /* index into hier[], -1 if not used */
+
+	int fd[V1_NR_FILES];
+	bool memsw; /* swap accounting: peak is memsw.max_usage_in_bytes */
+
+	uint64_t cpu_base;
+	uint64_t oom_base;
+};
+
+static const struct rg_cgroup_ops v1_ops;
+
+static struct rg_cgroup_v1 *to_v1(const struct rg_cgroup *cg)
+{
+	return rg_container_of(cg, struct rg_cgroup_v1, base);
+}
+
+static void v1_find_mounts(void)
+{
+	int i;
+
+	v1_mounts.init_ret = cgroup_init();
+	if (v1_mounts.init_ret)
+		return;
+	for (i = 0; i < V1_NR_CTRL; i++)
+		v1_mounts.ret[i] = cgroup_get_subsys_mount_point(
+			v1_ctrl_name[i], &v1_mounts.mount[i]);
+}
+
+static int v1_check_mounts(bool want_cpuset, struct rg_error *err)
+{
+	int i;
+
+	pthread_once(&v1_mounts.once, v1_find_mounts);
+	if (v1_mounts.init_ret)
+		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
+			       cgroup_strerror(v1_mounts.init_ret));
+	for (i = 0; i < V1_NR_CTRL; i++) {
+		if (i == V1_CPUSET && !want_cpuset)
+			continue;
+		if (v1_mounts.ret[i])
+			return rg_fail(err, ENODEV,
+				       "cgroup v1 controller %s is not mounted (libcgroup: %s)",
+				       v1_ctrl_name[i],
+				       cgroup_strerror(v1_mounts.ret[i]));
+	}
+	return 0;
+}
+
+/* Copy up_fd/file into dir_fd/file when the latter is empty. */
+static int cpuset_inherit(int up_fd, int dir_fd, const char *file,
+			  struct rg_error *err)
+{
+	char mine[RG_CG_BUF], theirs[RG_CG_BUF];
+
+	if (rg_cg_read_file(dir_fd, file, mine, sizeof(mine), err) < 0)
+		return -1;
+	if (*mine)
+		return 0;
+	if (rg_cg_read_file(up_fd, file, theirs, sizeof(theirs), err) < 0)
+		return -1;
+	return rg_cg_write_file(dir_fd, file, theirs, err);
+}
+
+/*
+ * A new v1 cpuset starts with empty cpus and mems, and nothing can join it
+ * until both are set: give it those of the level above.
+ */
+static int cpuset_fill(int up_fd, int dir_fd, void *data,
+		       struct rg_error *err)
+{
+	(void)data;
+	if (cpuset_inherit(up_fd, dir_fd, "cpuset.mems", err) < 0 ||
+	    cpuset_inherit(up_fd, dir_fd, "cpuset.cpus", err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The hierarchy holding cpuset needs its cpus/mems filled at every level. */
+static rg_cg_dir_hook v1_hook(const char *mount, bool want_cpuset)
+{
+	if (want_cpuset && !strcmp(mount, v1_mounts.mount[V1_CPUSET]))
+		return cpuset_fill;
+	return NULL;
+}
+
+static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
+		       const char *parent, bool want_cpuset,
+		       struct rg_error *err)
+{
+	const char *mount = v1_mounts.mount[ctrl];
+	rg_cg_dir_hook hook = v1_hook(mount, want_cpuset);
+	_cleanup_close_ int root_fd = -1;
+	struct v1_hier *h;
+	int i;
+
+	/* Co-mounted with a controller already done: same directory. */
+	for (i = 0; i < cg->nr_hier; i++) {
+		if (!strcmp(cg->hier[i].mount, mount)) {
+			cg->ctrl_hier[ctrl] = i;
+			return 0;
+		}
+	}
+	h = &cg->hier[cg->nr_hier];
+	h->mount = mount;
+	root_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0)
+		return rg_fail(err, errno, "opening %s", mount);
+	if (rg_cg_open_parent(root_fd, parent, hook, NULL, &h->parent_fd,
+			      err) < 0)
+		return -1;
+	/* Counted from here on, so that destroy closes what is open. */
+	cg->ctrl_hier[ctrl] = cg->nr_hier++;
+	if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd, err) < 0)
+		return -1;
+	if (hook && hook(h->parent_fd, h->dir_fd, NULL, err) < 0)
+		return -1;
+	return rg_cg_open(h->dir_fd, "cgroup.procs", O_WRONLY, false,
+			  &h->procs_fd, err);
+}
+
+static int v1_dir(const struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl)
+{
+	int i = cg->ctrl_hier[ctrl];
+
+	return i < 0 ? -1 : cg->hier[i].dir_fd;
+}
+
+struct v1_file_spec {
+	enum v1_ctrl ctrl;
+	const char *name;
+	int flags;
+	bool optional;
+};
+
+static const struct v1_file_spec v1_files[V1_NR_FILES] = {
+	[F_LIMIT] = { V1_MEMORY, "memory.limit_in_bytes", O_RDWR, false },
+	/* Missing without swap accounting: fall back to memory.* */
+	[F_MEMSW_LIMIT] = { V1_MEMORY, "memory.memsw.limit_in_bytes", O_RDWR,
+			    true },
+	[F_PEAK] = { V1_MEMORY, "memory.memsw.max_usage_in_bytes", O_RDWR,
+		     true },
+	[F_OOM] = { V1_MEMORY, "memory.oom_control", O_RDONLY, false },
+	[F_FAILCNT] = { V1_MEMORY, "memory.failcnt", O_RDWR, false },
+	[F_USAGE] = { V1_CPUACCT, "cpuacct.usage", O_RDWR, false },
+	[F_STATE] = { V1_FREEZER, "freezer.state", O_RDWR, false },
+	[F_CPUS] = { V1_CPUSET, "cpuset.cpus", O_RDWR, false },
+	[F_MEMS] = { V1_CPUSET, "cpuset.mems", O_RDWR, false },
+};
+
+static int v1_open_files(struct rg_cgroup_v1 *cg, struct rg_error *err)
+{
+	const struct v1_file_spec *f;
+	int i, dir;
+
+	for (i = 0; i < V1_NR_FILES; i++) {
+		f = &v1_files[i];
+		dir = v1_dir(cg, f->ctrl);
+		if (dir >= 0 && rg_cg_open(dir, f->name, f->flags, f->optional,
+					   &cg->fd[i], err) < 0)
+			return -1;
+	}
+	cg->memsw = cg->fd[F_MEMSW_LIMIT] >= 0 && cg->fd[F_PEAK] >= 0;
+	if (cg->memsw)
+		return 0;
+	rg_cg_close(&cg->fd[F_MEMSW_LIMIT]);
+	rg_cg_close(&cg->fd[F_PEAK]);
+	return rg_cg_open(v1_dir(cg, V1_MEMORY), "memory.max_usage_in_bytes",
+			  O_RDWR, false, &cg->fd[F_PEAK], err);
+}
+
+static struct rg_cgroup_v1 *v1_alloc(const char *parent, const char *name,
+				     struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = calloc(1, sizeof(*cg));
+	int i;
+
+	if (!cg) {
+		rg_fail(err, errno, "allocating cgroup");
+		return NULL;
+	}
+	cg->base.ops = &v1_ops;
+	for (i = 0; i < V1_NR_FILES; i++)
+		cg->fd[i] = -1;
+	for (i = 0; i < V1_NR_CTRL; i++) {
+		cg->ctrl_hier[i] = -1;
+		cg->hier[i].parent_fd = -1;
+		cg->hier[i].dir_fd = -1;
+		cg->hier[i].procs_fd = -1;
+	}
+	if (rg_cg_label(&cg->base, parent, name, err) < 0) {
+		free(cg);
+		return NULL;
+	}
+	snprintf(cg->name, sizeof(cg->name), "%s", name);
+	return cg;
+}
+
+int rg_cgroup_v1_create(const char *parent, const char *name,
+			bool want_cpuset, struct rg_cgroup **out,
+			struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg;
+	int i, nr = want_cpuset ? V1_NR_CTRL : V1_CPUSET;
+
+	if (v1_check_mounts(want_cpuset, err) < 0)
+		return -1;
+	cg = v1_alloc(parent, name, err);
+	if (!cg)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		if (v1_add_hier(cg, i, parent, want_cpuset, err) < 0) {
+			rg_fail_context(err, "cgroup v1 %s:%s",
+					v1_ctrl_name[i], cg->base.label);
+			goto fail;
+		}
+	}
+	if (v1_open_files(cg, err) < 0) {
+		rg_fail_context(err, "cgroup v1 %s", cg->base.label);
+		goto fail;
+	}
+	*out = &cg->base;
+	return 0;
+fail:
+	rg_cgroup_destroy(&cg->base, NULL);
+	return -1;
+}
+
+static int v1_write(struct rg_cgroup_v1 *cg, enum v1_file f, const char *val,
+		    struct rg_error *err)
+{
+	int ret = rg_cg_write(cg->fd[f], val);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
+			       v1_files[f].name);
+	return 0;
+}
+
+/*
+ * memsw.limit must stay >= limit at every moment: when raising, raise memsw
+ * first; when lowering, lower the plain limit first.
+ */
+static int v1_set_memory(struct rg_cgroup_v1 *cg, uint64_t bytes,
+			 struct rg_error *err)
+{
+	enum v1_file first = F_LIMIT, second = F_MEMSW_LIMIT;
+	uint64_t cur;
+	char val[24];
+	int ret;
+
+	/* -1 is the kernel's "unlimited". */
+	if (bytes == RG_UNLIMITED)
+		snprintf(val, sizeof(val), "-1");
+	else
+		snprintf(val, sizeof(val), "%" PRIu64, bytes);
+	if (!cg->memsw)
+		return v1_write(cg, F_LIMIT, val, err);
+	ret = rg_cg_read_u64(cg->fd[F_LIMIT], &cur);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.limit_in_bytes");
+	if (bytes >= cur) {
+		first = F_MEMSW_LIMIT;
+		second = F_LIMIT;
+	}
+	if (v1_write(cg, first, val, err) < 0 ||
+	    v1_write(cg, second, val, err) < 0)
+		return -1;
+	return 0;
+}
+
+/* The effective mems of the level above (not a hard-coded node 0). */
+static int v1_parent_mems(struct rg_cgroup_v1 *cg, char *buf, size_t size,
+			  struct rg_error *err)
+{
+	int up = cg->hier[cg->ctrl_hier[V1_CPUSET]].parent_fd;
+	struct rg_error ignored;
+
+	if (rg_cg_read_file(up, "cpuset.effective_mems", buf, size,
+			    &ignored) >= 0)
+		return 0;
+	return rg_cg_read_file(up, "cpuset.mems", buf, size, err) < 0 ? -1 : 0;
+}
+
+static int v1_set_cpuset(struct rg_cgroup_v1 *cg, const char *cpus,
+			 struct rg_error *err)
+{
+	int up = cg->hier[cg->ctrl_hier[V1_CPUSET]].parent_fd;
+	char mems[RG_CG_BUF], all[RG_CG_BUF];
+
+	if (v1_parent_mems(cg, mems, sizeof(mems), err) < 0 ||
+	    v1_write(cg, F_MEMS, mems, err) < 0)
+		return -1;
+	/* No pinning asked (a reused cgroup): back to the parent's CPUs. */
+	if (!cpus) {
+		if (rg_cg_read_file(up, "cpuset.cpus", all, sizeof(all),
+				    err) < 0)
+			return -1;
+		cpus = all;
+	}
+	return v1_write(cg, F_CPUS, cpus, err);
+}
+
+static int v1_apply_limits(struct rg_cgroup *base,
+			   const struct rg_cgroup_limits *limits,
+			   struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+
+	if (limits->cpuset && cg->fd[F_CPUS] < 0)
+		return rg_fail(err, EINVAL,
+			       "cgroup %s was created without cpuset",
+			       base->label);
+	if (v1_set_memory(cg, limits->memory_bytes, err) < 0 ||
+	    (cg->fd[F_CPUS] >= 0 && v1_set_cpuset(cg, limits->cpuset, err) < 0))
+		return rg_fail_context(err, "cgroup v1 %s", base->label);
+	return 0;
+}
+
+/* In the child between clone and exec: write() only. */
+static int v1_attach_self(const struct rg_cgroup *base)
+{
+	const struct rg_cgroup_v1 *cg = to_v1(base);
+	int i, ret;
+
+	for (i = 0; i < cg->nr_hier; i++) {
+		ret = rg_cg_write(cg->hier[i].procs_fd, "0");
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int v1_clone_fd(const struct rg_cgroup *base)
+{
+	(void)base;
+	return -1;
+}
+
+static int v1_read_oom(struct rg_cgroup_v1 *cg, uint64_t *count,
+		       struct rg_error *err)
+{
+	int ret = rg_cg_read_key(cg->fd[F_OOM], "oom_kill", count);
+
+	/* Kernels before 4.13 have no counter: report no OOM kill. */
+	if (ret == -ENOENT) {
+		*count = 0;
+		return 0;
+	}
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.oom_control");
+	return 0;
+}
+
+static int v1_start(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	int ret;
+
+	/* Any write resets the watermark to the current usage. */
+	if (v1_write(cg, F_PEAK, "0", err) < 0 ||
+	    v1_write(cg, F_FAILCNT, "0", err) < 0)
+		return rg_fail_context(err, "cgroup v1 %s", base->label);
+	ret = rg_cg_read_u64(cg->fd[F_USAGE], &cg->cpu_base);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading cpuacct.usage of %s",
+			       base->label);
+	return v1_read_oom(cg, &cg->oom_base, err);
+}
+
+static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
+			 struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	uint64_t usage, oom;
+	int ret;
+
+	ret = rg_cg_read_u64(cg->fd[F_PEAK], &st->memory_peak);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory peak of %s",
+			       base->label);
+	st->memory_peak_valid = true;
+	snprintf(st->memory_method, sizeof(st->memory_method), "%s",
+		 cg->memsw ? "memsw.max_usage_in_bytes" :
+			     "max_usage_in_bytes");
+	ret = rg_cg_read_u64(cg->fd[F_USAGE], &usage);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading cpuacct.usage of %s",
+			       base->label);
+	st->cpu_ns = usage >= cg->cpu_base ? (int64_t)(usage - cg->cpu_base) :
+					     (int64_t)usage;
+	if (v1_read_oom(cg, &oom, err) < 0)
+		return -1;
+	st->oom_killed = oom > cg->oom_base;
+	return 0;
+}
+
+/* Any task left in any of our hierarchies. */
+static int v1_populated(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	int i, n;
+
+	for (i = 0; i < cg->nr_hier; i++) {
+		if (cg->hier[i].dir_fd < 0)
+			continue;
+		n = rg_cg_procs_signal(cg->hier[i].dir_fd, 0, err);
+		if (n != 0)
+			return n < 0 ? -1 : 1;
+	}
+	return 0;
+}
+
+static bool v1_frozen(struct rg_cgroup_v1 *cg)
+{
+	char state[32];
+
+	return rg_cg_pread(cg->fd[F_STATE], state, sizeof(state)) > 0 &&
+	       !strncmp(state, "FROZEN", 6);
+}
+
+/*
+ * Frozen tasks cannot fork, so one pass of SIGKILL gets them all. A task
+ * stuck in D state can keep the cgroup FREEZING; go on after a while.
+ */
+static int v1_freeze(struct rg_cgroup_v1 *cg, struct rg_error *err)
+{
+	struct rg_cg_backoff b;
+
+	if (v1_write(cg, F_STATE, "FROZEN", err) < 0)
+		return -1;
+	rg_cg_backoff_init(&b, 50, 10000, 100);
+	while (!v1_frozen(cg) && rg_cg_backoff_sleep(&b))
+		;
+	return 0;
+}
+
+static int v1_kill_round(struct rg_cgroup_v1 *cg, struct rg_error *err)
+{
+	int i, ret = 0;
+
+	if (v1_freeze(cg, err) < 0)
+		return -1;
+	for (i = 0; i < cg->nr_hier && ret == 0; i++)
+		if (cg->hier[i].dir_fd >= 0 &&
+		    rg_cg_procs_signal(cg->hier[i].dir_fd, SIGKILL, err) < 0)
+			ret = -1;
+	/* Killed tasks only die once thawed; never leave them frozen. */
+	if (v1_write(cg, F_STATE, "THAWED", ret ? NULL : err) < 0)
+		ret = -1;
+	return ret;
+}
+
+static int v1_kill_all(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	struct rg_cg_backoff b;
+	int ret;
+
+	/* Created only partly: nothing can have joined it. */
+	if (cg->fd[F_STATE] < 0)
+		return 0;
+	rg_cg_backoff_init(&b, 100, 20000, RG_CG_KILL_TIMEOUT_MS);
+	for (;;) {
+		ret = v1_populated(base, err);
+		if (ret <= 0)
+			break;
+		if (v1_kill_round(cg, err) < 0)
+			break;
+		if (!rg_cg_backoff_sleep(&b)) {
+			ret = rg_fail(err, EBUSY,
+				      "tasks survive SIGKILL after %d ms",
+				      RG_CG_KILL_TIMEOUT_MS);
+			break;
+		}
+	}
+	if (ret < 0)
+		return rg_fail_context(err, "killing cgroup v1 %s",
+				       base->label);
+	return 0;
+}
+
+static int v1_remove(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	int i, ret = 0;
+
+	for (i = 0; i < cg->nr_hier; i++) {
+		struct v1_hier *h = &cg->hier[i];
+
+		if (h->dir_fd < 0)
+			continue;
+		rg_cg_close(&h->procs_fd);
+		rg_cg_close(&h->dir_fd);
+		if (rg_cg_rmdir(h->parent_fd, cg->name, err) < 0)
+			ret = rg_fail_context(err, "cgroup v1 %s:%s", h->mount,
+					      base->label);
+	}
+	return ret;
+}
+
+static void v1_release(struct rg_cgroup *base)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	int i;
+
+	for (i = 0; i < V1_NR_FILES; i++)
+		rg_cg_close(&cg->fd[i]);
+	for (i = 0; i < V1_NR_CTRL; i++) {
+		rg_cg_close(&cg->hier[i].procs_fd);
+		rg_cg_close(&cg->hier[i].dir_fd);
+		rg_cg_close(&cg->hier[i].parent_fd);
+	}
+	free(cg);
+}
+
+static const struct rg_cgroup_ops v1_ops = {
+	.apply_limits = v1_apply_limits,
+	.attach_self = v1_attach_self,
+	.clone_fd = v1_clone_fd,
+	.start = v1_start,
+	.kill_all = v1_kill_all,
+	.populated = v1_populated,
+	.read_stats = v1_read_stats,
+	.remove = v1_remove,
+	.release = v1_release,
+};

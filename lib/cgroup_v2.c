@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cgroup v2 backend: one directory below the cgroup2 root. The child is
+ * meant to be created in it with clone3(CLONE_INTO_CGROUP, clone_fd()),
+ * which costs no migration.
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cgroup_backend.h"
+#include "error.h"
+
+/* Control files kept open for the per-run calls. */
+enum v2_file {
+	F_PROCS,      /* cgroup.procs, for attach */
+	F_EVENTS,     /* cgroup.events: populated, frozen */
+	F_KILL,	      /* cgroup.kill, 5.14+ */
+	F_FREEZE,     /* cgroup.freeze, 5.2+: kill without cgroup.kill */
+	F_CPU_STAT,   /* cpu.stat: usage_usec, even without +cpu */
+	F_MEM_MAX,    /* memory.max */
+	F_SWAP_MAX,   /* memory.swap.max, missing without swap accounting */
+	F_PEAK,	      /* memory.peak, 5.19+; resettable per fd from 6.12 */
+	F_MEM_EVENTS, /* memory.events: oom_kill */
+	F_CPUS,	      /* cpuset.cpus */
+	F_MEMS,	      /* cpuset.mems */
+	V2_NR_FILES
+};
+
+struct v2_file_spec {
+	unsigned int ctrl; /* RG_CG_* needed, 0 for always */
+	const char *name;
+	int flags;
+	bool optional;
+};
+
+static const struct v2_file_spec v2_files[V2_NR_FILES] = {
+	[F_PROCS] = { 0, "cgroup.procs", O_WRONLY, false },
+	[F_EVENTS] = { 0, "cgroup.events", O_RDONLY, false },
+	[F_KILL] = { 0, "cgroup.kill", O_WRONLY, true },
+	[F_FREEZE] = { 0, "cgroup.freeze", O_WRONLY, true },
+	[F_CPU_STAT] = { 0, "cpu.stat", O_RDONLY, true },
+	[F_MEM_MAX] = { RG_CG_MEMORY, "memory.max", O_RDWR, false },
+	[F_SWAP_MAX] = { RG_CG_MEMORY, "memory.swap.max", O_RDWR, true },
+	/* Read-write only from 6.12 (see v2_open_peak). */
+	[F_PEAK] = { RG_CG_MEMORY, "memory.peak", O_RDWR, true },
+	[F_MEM_EVENTS] = { RG_CG_MEMORY, "memory.events", O_RDONLY, false },
+	[F_CPUS] = { RG_CG_CPUSET, "cpuset.cpus", O_RDWR, false },
+	[F_MEMS] = { RG_CG_CPUSET, "cpuset.mems", O_RDWR, false },
+};
+
+static const char *const v2_ctrl_name[] = { "memory", "cpuset" };
+#define V2_NR_CTRL (sizeof(v2_ctrl_name) / sizeof(v2_ctrl_name[0]))
+
+struct rg_cgroup_v2 {
+	struct rg_cgroup base;
+	char name[NAME_MAX + 1];
+	unsigned int ctrl;
+	int parent_fd;
+	int dir_fd; /* -1 until created by us */
+	int fd[V2_NR_FILES];
+
+	bool peak_writable; /* memory.peak opened read-write (6.12+) */
+	bool peak_reset;    /* ... and the last start() reset it */
+	unsigned int nr_starts;
+	uint64_t cpu_base;
+	uint64_t oom_base;
+};
+
+static const struct rg_cgroup_ops v2_ops;
+
+static struct rg_cgroup_v2 *to_v2(const struct rg_cgroup *cg)
+{
+	return rg_container_of(cg, struct rg_cgroup_v2, base);
+}
+
+/*
+ * We do not touch the root's subtree_control (the admin's business, and
+ * systemd's): only check it and say what to run.
+ */
+static int v2_check_root(int root_fd, const char *root, unsigned int ctrl,
+			 struct rg_error *err)
+{
+	char avail[RG_CG_BUF], enabled[RG_CG_BUF];
+	size_t i;
+
+	if (rg_cg_read_file(root_fd, "cgroup.controllers", avail,
+			    sizeof(avail), err) < 0 ||
+	    rg_cg_read_file(root_fd, "cgroup.subtree_control", enabled,
+			    sizeof(enabled), err) < 0)
+		return rg_fail_context(err, "cgroup v2 root %s", root);
+	for (i = 0; i < V2_NR_CTRL; i++) {
+		const char *c = v2_ctrl_name[i];
+
+		if (!(ctrl & (1u << i)))
+			continue;
+		if (!rg_cg_list_has(avail, c))
+			return rg_fail(err, ENODEV,
+				       "cgroup v2 controller %s is not available in %s (cgroup.controllers: \"%s\")",
+				       c, root, avail);
+		if (!rg_cg_list_has(enabled, c))
+			return rg_fail(err, ENODEV,
+				       "cgroup v2 controller %s is not enabled for %s's children; as root run: echo +%s > %s/cgroup.subtree_control",
+				       c, root, c, root);
+	}
+	return 0;
+}
+
+/* Every level of the parent passes the controllers on to its children. */
+static int v2_enable(int up_fd, int dir_fd, void *data, struct rg_error *err)
+{
+	unsigned int ctrl = *(unsigned int *)data;
+	char enabled[RG_CG_BUF], plus[32];
+	size_t i;
+
+	(void)up_fd;
+	if (rg_cg_read_file(dir_fd, "cgroup.subtree_control", enabled,
+			    sizeof(enabled), err) < 0)
+		return -1;
+	for (i = 0; i < V2_NR_CTRL; i++) {
+		if (!(ctrl & (1u << i)) ||
+		    rg_cg_list_has(enabled, v2_ctrl_name[i]))
+			continue;
+		snprintf(plus, sizeof(plus), "+%s", v2_ctrl_name[i]);
+		/* EBUSY: the parent holds processes (no internal tasks). */
+		if (rg_cg_write_file(dir_fd, "cgroup.subtree_control", plus,
+				     err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Before 6.12 memory.peak is read-only and open(O_RDWR) fails. */
+static int v2_open_peak(struct rg_cgroup_v2 *cg, struct rg_error *err)
+{
+	cg->fd[F_PEAK] = openat(cg->dir_fd, "memory.peak", O_RDWR | O_CLOEXEC);
+	if (cg->fd[F_PEAK] >= 0) {
+		cg->peak_writable = true;
+		return 0;
+	}
+	return rg_cg_open(cg->dir_fd, "memory.peak", O_RDONLY, true,
+			  &cg->fd[F_PEAK], err);
+}
+
+static int v2_open_files(struct rg_cgroup_v2 *cg, struct rg_error *err)
+{
+	const struct v2_file_spec *f;
+	int i;
+
+	for (i = 0; i < V2_NR_FILES; i++) {
+		f = &v2_files[i];
+		if (f->ctrl & ~cg->ctrl)
+			continue;
+		if (i == F_PEAK) {
+			if (v2_open_peak(cg, err) < 0)
+				return -1;
+			continue;
+		}
+		if (rg_cg_open(cg->dir_fd, f->name, f->flags, f->optional,
+			       &cg->fd[i], err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static struct rg_cgroup_v2 *v2_alloc(const char *parent, const char *name,
+				     unsigned int ctrl, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = calloc(1, sizeof(*cg));
+	int i;
+
+	if (!cg) {
+		rg_fail(err, errno, "allocating cgroup");
+		return NULL;
+	}
+	cg->base.ops = &v2_ops;
+	cg->ctrl = ctrl;
+	cg->parent_fd = -1;
+	cg->dir_fd = -1;
+	for (i = 0; i < V2_NR_FILES; i++)
+		cg->fd[i] = -1;
+	if (rg_cg_label(&cg->base, parent, name, err) < 0) {
+		free(cg);
+		return NULL;
+	}
+	snprintf(cg->name, sizeof(cg->name), "%s", name);
+	return cg;
+}
+
+int rg_cgroup_v2_create(const char *root, const char *parent,
+			const char *name, unsigned int ctrl,
+			struct rg_cgroup **out, struct rg_error *err)
+{
+	_cleanup_close_ int root_fd = -1;
+	struct rg_cgroup_v2 *cg;
+
+	cg = v2_alloc(parent, name, ctrl, err);
+	if (!cg)
+		return -1;
+	root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root_fd < 0) {
+		rg_fail(err, errno, "opening %s", root);
+		goto fail;
+	}
+	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
+	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
+			      &cg->parent_fd, err) < 0 ||
+	    rg_cg_make_dir(cg->parent_fd, name, &cg->dir_fd, err) < 0 ||
+	    v2_open_files(cg, err) < 0) {
+		rg_fail_context(err, "cgroup v2 %s", cg->base.label);
+		goto fail;
+	}
+	*out = &cg->base;
+	return 0;
+fail:
+	rg_cgroup_destroy(&cg->base, NULL);
+	return -1;
+}
+
+static int v2_write(struct rg_cgroup_v2 *cg, enum v2_file f, const char *val,
+		    struct rg_error *err)
+{
+	int ret = rg_cg_write(cg->fd[f], val);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
+			       v2_files[f].name);
+	return 0;
+}
+
+/* Limited: RAM only, no swap (as DOMjudge). Unlimited: "max" for both. */
+static int v2_set_memory(struct rg_cgroup_v2 *cg, uint64_t bytes,
+			 struct rg_error *err)
+{
+	char val[24] = "max";
+
+	if (cg->fd[F_MEM_MAX] < 0) {
+		if (bytes == RG_UNLIMITED)
+			return 0;
+		return rg_fail(err, EINVAL, "no memory controller");
+	}
+	if (bytes != RG_UNLIMITED)
+		snprintf(val, sizeof(val), "%" PRIu64, bytes);
+	if (v2_write(cg, F_MEM_MAX, val, err) < 0)
+		return -1;
+	if (cg->fd[F_SWAP_MAX] < 0)
+		return 0;
+	return v2_write(cg, F_SWAP_MAX, bytes == RG_UNLIMITED ? "max" : "0",
+			err);
+}
+
+/*
+ * mems: the parent's effective ones (not a hard-coded node 0). No pinning
+ * asked: empty values, which mean "as the parent".
+ */
+static int v2_set_cpuset(struct rg_cgroup_v2 *cg, const char *cpus,
+			 struct rg_error *err)
+{
+	char mems[RG_CG_BUF] = "\n";
+
+	if (cpus && rg_cg_read_file(cg->parent_fd, "cpuset.mems.effective",
+				    mems, sizeof(mems), err) < 0)
+		return -1;
+	if (v2_write(cg, F_MEMS, mems, err) < 0)
+		return -1;
+	return v2_write(cg, F_CPUS, cpus ? cpus : "\n", err);
+}
+
+static int v2_apply_limits(struct rg_cgroup *base,
+			   const struct rg_cgroup_limits *limits,
+			   struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+
+	if (limits->cpuset && cg->fd[F_CPUS] < 0)
+		return rg_fail(err, EINVAL,
+			       "cgroup %s was created without cpuset",
+			       base->label);
+	if (v2_set_memory(cg, limits->memory_bytes, err) < 0 ||
+	    (cg->fd[F_CPUS] >= 0 && v2_set_cpuset(cg, limits->cpuset, err) < 0))
+		return rg_fail_context(err, "cgroup v2 %s", base->label);
+	return 0;
+}
+
+/* Only for spawners that cannot use CLONE_INTO_CGROUP: write() only. */
+static int v2_attach_self(const struct rg_cgroup *base)
+{
+	return rg_cg_write(to_v2(base)->fd[F_PROCS], "0");
+}
+
+static int v2_clone_fd(const struct rg_cgroup *base)
+{
+	return to_v2(base)->dir_fd;
+}
+
+static int v2_read_key(struct rg_cgroup_v2 *cg, enum v2_file f,
+		       const char *key, uint64_t *value, struct rg_error *err)
+{
+	int ret = rg_cg_read_key(cg->fd[f], key, value);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading %s from %s of %s", key,
+			       v2_files[f].name, cg->base.label);
+	return 0;
+}
+
+static int v2_start(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+
+	cg->nr_starts++;
+	/* Resets the peak seen through this fd only (6.12+). */
+	cg->peak_reset = cg->peak_writable &&
+			 rg_cg_write(cg->fd[F_PEAK], "reset") == 0;
+	if (cg->fd[F_CPU_STAT] >= 0 &&
+	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
+		return -1;
+	if (cg->fd[F_MEM_EVENTS] >= 0 &&
+	    v2_read_key(cg, F_MEM_EVENTS, "oom_kill", &cg->oom_base, err) < 0)
+		return -1;
+	return 0;
+}
+
+static int v2_read_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
+			struct rg_error *err)
+{
+	const char *method = "memory.peak";
+	int ret;
+
+	if (cg->fd[F_PEAK] < 0) {
+		snprintf(st->memory_method, sizeof(st->memory_method), "none");
+		return 0;
+	}
+	ret = rg_cg_read_u64(cg->fd[F_PEAK], &st->memory_peak);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.peak of %s",
+			       cg->base.label);
+	/* Without a reset, a reused cgroup's peak may be an earlier run's. */
+	st->memory_peak_valid = cg->peak_reset || cg->nr_starts <= 1;
+	if (cg->peak_reset)
+		method = "memory.peak(fd-reset)";
+	else if (!st->memory_peak_valid)
+		method = "memory.peak(stale)";
+	snprintf(st->memory_method, sizeof(st->memory_method), "%s", method);
+	return 0;
+}
+
+static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
+			 struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	uint64_t usec, oom;
+
+	if (v2_read_peak(cg, st, err) < 0)
+		return -1;
+	if (cg->fd[F_CPU_STAT] >= 0) {
+		if (v2_read_key(cg, F_CPU_STAT, "usage_usec", &usec, err) < 0)
+			return -1;
+		st->cpu_ns = (int64_t)(usec - cg->cpu_base) * 1000;
+	}
+	if (cg->fd[F_MEM_EVENTS] >= 0) {
+		if (v2_read_key(cg, F_MEM_EVENTS, "oom_kill", &oom, err) < 0)
+			return -1;
+		st->oom_killed = oom > cg->oom_base;
+	}
+	return 0;
+}
+
+static int v2_populated(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	uint64_t populated;
+
+	if (cg->fd[F_EVENTS] < 0)
+		return 0;
+	if (v2_read_key(cg, F_EVENTS, "populated", &populated, err) < 0)
+		return -1;
+	return populated ? 1 : 0;
+}
+
+static bool v2_frozen(struct rg_cgroup_v2 *cg)
+{
+	uint64_t frozen;
+
+	/* No "frozen" key to wait for: do not wait. */
+	return rg_cg_read_key(cg->fd[F_EVENTS], "frozen", &frozen) < 0 ||
+	       frozen;
+}
+
+/*
+ * Before 5.14: freeze so that nothing forks, SIGKILL every task (fatal
+ * signals get through the v2 freezer), thaw. A task in D state can keep
+ * the cgroup from freezing; go on after a while.
+ */
+static int v2_kill_round(struct rg_cgroup_v2 *cg, struct rg_error *err)
+{
+	struct rg_cg_backoff b;
+	int ret;
+
+	if (cg->fd[F_FREEZE] >= 0) {
+		if (v2_write(cg, F_FREEZE, "1", err) < 0)
+			return -1;
+		rg_cg_backoff_init(&b, 50, 10000, 100);
+		while (!v2_frozen(cg) && rg_cg_backoff_sleep(&b))
+			;
+	}
+	ret = rg_cg_procs_signal(cg->dir_fd, SIGKILL, err) < 0 ? -1 : 0;
+	/* Never leave the cgroup frozen, even on error. */
+	if (cg->fd[F_FREEZE] >= 0 &&
+	    v2_write(cg, F_FREEZE, "0", ret ? NULL : err) < 0)
+		ret = -1;
+	return ret;
+}
+
+/*
+ * The kernel sends at most one cgroup.events notification per 10 ms; a
+ * longer step only bounds the wait should one be missed.
+ */
+#define V2_POLL_STEP_MS 20
+
+/*
+ * Each read of cgroup.events re-arms POLLPRI, so poll() sleeps until the
+ * kernel next changes it (populated 1 -> 0) or the step times out.
+ */
+static int v2_wait_step(struct rg_cgroup_v2 *cg, struct rg_cg_backoff *b)
+{
+	struct pollfd pfd = { .fd = cg->fd[F_EVENTS], .events = POLLPRI };
+	int left = rg_cg_backoff_left_ms(b);
+
+	if (!left)
+		return -1;
+	poll(&pfd, 1, left < V2_POLL_STEP_MS ? left : V2_POLL_STEP_MS);
+	return 0;
+}
+
+static int v2_kill_all(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	struct rg_cg_backoff b;
+	int ret;
+
+	rg_cg_backoff_init(&b, 0, 0, RG_CG_KILL_TIMEOUT_MS);
+	ret = v2_populated(base, err);
+	/* cgroup.kill is race-free against forks: once is enough. */
+	if (ret > 0 && cg->fd[F_KILL] >= 0 &&
+	    v2_write(cg, F_KILL, "1", err) < 0)
+		ret = -1;
+	while (ret > 0) {
+		if (cg->fd[F_KILL] < 0 && v2_kill_round(cg, err) < 0) {
+			ret = -1;
+			break;
+		}
+		if (v2_wait_step(cg, &b) < 0) {
+			ret = rg_fail(err, EBUSY,
+				      "tasks survive SIGKILL after %d ms",
+				      RG_CG_KILL_TIMEOUT_MS);
+			break;
+		}
+		ret = v2_populated(base, err);
+	}
+	if (ret < 0)
+		return rg_fail_context(err, "killing cgroup v2 %s",
+				       base->label);
+	return 0;
+}
+
+static int v2_remove(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+
+	if (cg->dir_fd < 0)
+		return 0;
+	rg_cg_close(&cg->dir_fd);
+	if (rg_cg_rmdir(cg->parent_fd, cg->name, err) < 0)
+		return rg_fail_context(err, "cgroup v2 %s", base->label);
+	return 0;
+}
+
+static void v2_release(struct rg_cgroup *base)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	int i;
+
+	for (i = 0; i < V2_NR_FILES; i++)
+		rg_cg_close(&cg->fd[i]);
+	rg_cg_close(&cg->dir_fd);
+	rg_cg_close(&cg->parent_fd);
+	free(cg);
+}
+
+static const struct rg_cgroup_ops v2_ops = {
+	.apply_limits = v2_apply_limits,
+	.attach_self = v2_attach_self,
+	.clone_fd = v2_clone_fd,
+	.start = v2_start,
+	.kill_all = v2_kill_all,
+	.populated = v2_populated,
+	.read_stats = v2_read_stats,
+	.remove = v2_remove,
+	.release = v2_release,
+};

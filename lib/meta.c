@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The DOMjudge meta file. Callers split each line at the first ':' and trim
+ * the value, so the exact layout matters less than the key order and the
+ * value formats, which the judge scripts and the web UI rely on.
+ */
+#include <runguard/meta.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+__attribute__((format(printf, 3, 4)))
+static int put_key(FILE *meta, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	if (fprintf(meta, "%s: ", key) < 0)
+		return -1;
+	va_start(ap, fmt);
+	ret = vfprintf(meta, fmt, ap);
+	va_end(ap);
+	if (ret < 0 || fputc('\n', meta) == EOF)
+		return -1;
+	return 0;
+}
+
+/* Push buffered keys out now, so that a full disk is reported here. */
+static int flush_meta(FILE *meta)
+{
+	errno = 0;
+	if (fflush(meta) == 0 && !ferror(meta))
+		return 0;
+	if (!errno)
+		errno = EIO;
+	return -1;
+}
+
+static int put_seconds(FILE *meta, const char *key, double seconds)
+{
+	return put_key(meta, key, "%.3f", seconds);
+}
+
+static const char *truncated_streams(const struct rg_result *result)
+{
+	bool out = result->stream_truncated[RG_STDOUT];
+	bool err = result->stream_truncated[RG_STDERR];
+
+	if (out && err)
+		return "stdout,stderr";
+	if (out)
+		return "stdout";
+	return err ? "stderr" : "";
+}
+
+static int put_exit(FILE *meta, const struct rg_result *result)
+{
+	if (put_key(meta, "memory-bytes", "%" PRIu64, result->memory_bytes) ||
+	    put_key(meta, "exitcode", "%d", result->exit_code))
+		return -1;
+	/* Only a signal runguard itself acted on, never the command's. */
+	if (result->received_signal != 0 &&
+	    put_key(meta, "signal", "%d", result->received_signal))
+		return -1;
+	return 0;
+}
+
+static int put_times(FILE *meta, const struct rg_result *result,
+		     enum rg_time_type time_used)
+{
+	/* -1.000 is DOMjudge's spelling of "no cgroup CPU time". */
+	double cpu = result->cpu_time < 0 ? -1.0 : result->cpu_time;
+
+	if (put_seconds(meta, "wall-time", result->wall_time) ||
+	    put_seconds(meta, "user-time", result->user_time) ||
+	    put_seconds(meta, "sys-time", result->sys_time) ||
+	    put_seconds(meta, "cpu-time", cpu))
+		return -1;
+	if (put_key(meta, "time-used", "%s",
+		    time_used == RG_TIME_WALL ? "wall-time" : "cpu-time") ||
+	    put_key(meta, "time-result", "%s",
+		    rg_time_result(result, time_used)))
+		return -1;
+	return 0;
+}
+
+static int put_streams(FILE *meta, const struct rg_result *result,
+		       bool stream_limit_given)
+{
+	if (stream_limit_given &&
+	    put_key(meta, "output-truncated", "%s", truncated_streams(result)))
+		return -1;
+	if (put_key(meta, "stdin-bytes", "0") ||
+	    put_key(meta, "stdout-bytes", "%" PRIu64,
+		    result->stream_bytes[RG_STDOUT]) ||
+	    put_key(meta, "stderr-bytes", "%" PRIu64,
+		    result->stream_bytes[RG_STDERR]))
+		return -1;
+	return 0;
+}
+
+int rg_meta_write_result(FILE *meta, const struct rg_result *result,
+			 const struct rg_meta_options *options)
+{
+	errno = 0;
+	if (put_exit(meta, result) ||
+	    put_times(meta, result, options->time_used) ||
+	    put_streams(meta, result, options->stream_limit_given)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return flush_meta(meta);
+}
+
+int rg_meta_write_internal_error(FILE *meta, const char *text)
+{
+	errno = 0;
+	/* One key per line: a newline in the text would forge keys. */
+	if (fputs("internal-error: ", meta) == EOF)
+		goto fail;
+	for (const char *p = text; *p; p++)
+		if (fputc(*p == '\n' || *p == '\r' ? ' ' : *p, meta) == EOF)
+			goto fail;
+	if (fputc('\n', meta) == EOF)
+		goto fail;
+	return flush_meta(meta);
+fail:
+	if (!errno)
+		errno = EIO;
+	return -1;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Help in the shape of DOMjudge's (usage line, summary, one line per option
+ * in DOMjudge's order, notes). No caller parses it.
+ */
+#include "usage.h"
+
+#include <runguard/runguard.h>
+
+#include "rg-build-config.h"
+
+static const char options_text[] =
+	"  -r, --root=DIR         chroot to DIR (must lie below the CHROOT_PREFIX)\n"
+	"  -u, --user=USER        run COMMAND as user name or ID USER\n"
+	"  -g, --group=GROUP      run COMMAND with group name or ID GROUP\n"
+	"  -d, --chdir=DIR        working directory inside the new root (with -r only)\n"
+	"  -t, --walltime=TIME    wall clock time limit; kill COMMAND at the hard limit\n"
+	"  -C, --cputime=TIME     CPU time limit (hard limit through RLIMIT_CPU)\n"
+	"  -m, --memsize=SIZE     memory limit of all processes together, in kB\n"
+	"  -f, --filesize=SIZE    maximum size of a file COMMAND writes, in kB\n"
+	"  -p, --nproc=N          maximum number of processes of the user\n"
+	"  -P, --cpuset=CPUS      pin COMMAND to these CPUs, e.g. \"2\" or \"0,2-3\"\n"
+	"  -c, --no-core          no core dumps (the default; see --allow-core-dumps)\n"
+	"  -o, --stdout=FILE      write COMMAND's stdout to FILE\n"
+	"  -e, --stderr=FILE      write COMMAND's stderr to FILE\n"
+	"  -s, --streamsize=SIZE  pass on at most SIZE kB of stdout and of stderr;\n"
+	"                           the rest is read and dropped\n"
+	"  -E, --environment      keep the environment (default: only PATH)\n"
+	"  -V, --variable=VARS    set variables, VARS is KEY=VALUE[;KEY2=VALUE2...];\n"
+	"                           may be given more than once\n"
+	"  -M, --outmeta=FILE     write the run's meta data (times, exit code...) to FILE\n"
+	"  -U, --runpipepid=PID   send SIGUSR1 to PID when the hard wall time limit\n"
+	"                           is reached (for runpipe)\n"
+	"  -v, --verbose          print debugging information\n"
+	"  -q, --quiet            print no warnings (overrides -v)\n"
+	"      --help             print this help and exit\n"
+	"      --version          print version information and exit\n"
+	"\n"
+	"Additions of this implementation:\n"
+	"      --seccomp=on|off   filter dangerous system calls (default: on)\n"
+	"      --allow-core-dumps let COMMAND dump core (unless -c is given)\n";
+
+static const char notes_text[] =
+	"\n"
+	"The root and user options need root privileges. With a user and no group,\n"
+	"the group of the same name is used, so that COMMAND never keeps root's\n"
+	"groups. COMMAND is looked up inside the new root and working directory.\n"
+	"TIME is seconds as a float, or SOFT:HARD; the hard limit stops COMMAND,\n"
+	"the soft one is only reported. The time written as `time-used' in the\n"
+	"meta file is that of the last of -t and -C, CPU time if neither is given.\n"
+	"Without the user option COMMAND runs as the real user ID of the caller.\n";
+
+int rg_cli_print_help(FILE *out, const char *progname)
+{
+	fprintf(out, "Usage: %s [OPTION]... COMMAND...\n", progname);
+	fputs("Run COMMAND with restrictions and report what it used.\n\n", out);
+	fputs(options_text, out);
+	fputs(notes_text, out);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+int rg_cli_print_version(FILE *out)
+{
+	fprintf(out, "runguard %s (librunguard %s)\n", RG_VERSION,
+		rg_version());
+	fputs("A drop-in replacement for DOMjudge's judgehost runguard;\n"
+	      "it is not part of DOMjudge.\n\n", out);
+	fputs("This is free software, licensed under the GNU Lesser General Public\n"
+	      "License version 2.1 or later. There is NO WARRANTY, to the extent\n"
+	      "permitted by law.\n", out);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
+}
+
+int rg_cli_print_info(FILE *out, const char *progname, bool help,
+		      bool version)
+{
+	if (help)
+		return rg_cli_print_help(out, progname);
+	if (version)
+		return rg_cli_print_version(out);
+	return 1;
+}

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "users.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+/* (uid_t)-1 and (gid_t)-1 mean "no change" to the kernel: never valid. */
+#define RG_MAX_ID ((long)UINT32_MAX - 1)
+
+static bool is_alpha(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+/* ASCII only, whatever the locale says. */
+bool rg_cli_username_ok(const char *name)
+{
+	if (!is_alpha(name[0]))
+		return false;
+	for (const char *p = name + 1; *p; p++) {
+		if (!is_alpha(*p) && !(*p >= '0' && *p <= '9') &&
+		    *p != '.' && *p != '_' && *p != '-')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * 1 and the value if the whole string is a decimal long (strtol rules, as
+ * DOMjudge), 0 if it is not a number at all.
+ */
+static int numeric_id(const char *arg, long *value)
+{
+	char *stop;
+
+	errno = 0;
+	*value = strtol(arg, &stop, 10);
+	return !errno && stop != arg && *stop == '\0';
+}
+
+static bool id_in_range(long value)
+{
+	return value >= 0 && value <= RG_MAX_ID;
+}
+
+int rg_cli_resolve_user(const char *arg, uid_t *uid, struct rg_error *err)
+{
+	struct passwd *pw;
+	long value;
+
+	if (numeric_id(arg, &value)) {
+		if (!id_in_range(value))
+			goto invalid;
+		*uid = (uid_t)value;
+		return 0;
+	}
+	if (!rg_cli_username_ok(arg))
+		return rg_fail(err, 0,
+			       "username `%s' does not match the POSIX pattern",
+			       arg);
+	errno = 0;
+	pw = getpwnam(arg);
+	if (!pw)
+		goto invalid;
+	*uid = pw->pw_uid;
+	return 0;
+invalid:
+	return rg_fail(err, 0, "invalid username or ID specified: `%s'", arg);
+}
+
+static int lookup_group(const char *name, gid_t *gid)
+{
+	struct group *gr;
+
+	errno = 0;
+	gr = getgrnam(name);
+	if (!gr)
+		return -1;
+	*gid = gr->gr_gid;
+	return 0;
+}
+
+int rg_cli_resolve_group(const char *arg, gid_t *gid, struct rg_error *err)
+{
+	long value;
+
+	if (numeric_id(arg, &value)) {
+		if (!id_in_range(value))
+			goto invalid;
+		*gid = (gid_t)value;
+		return 0;
+	}
+	if (*arg && lookup_group(arg, gid) == 0)
+		return 0;
+invalid:
+	return rg_fail(err, 0, "invalid groupname or ID specified: `%s'", arg);
+}
+
+int rg_cli_default_group(const char *user_arg, gid_t *gid,
+			 struct rg_error *err)
+{
+	if (lookup_group(user_arg, gid) == 0)
+		return 0;
+	return rg_fail(err, 0,
+		       "invalid groupname or ID specified: no group named `%s' (the default group for user `%s'); use --group",
+		       user_arg, user_arg);
+}
+
+/* Does one VALID_USERS pattern admit this user? 1 yes, 0 no, -1 error. */
+static int pattern_admits(const char *pattern, uid_t uid,
+			  const char *user_arg, struct rg_error *err)
+{
+	struct passwd *pw;
+	int ret;
+
+	errno = 0;
+	pw = getpwnam(pattern);
+	if (pw && pw->pw_uid == uid)
+		return 1;
+	/* No FNM_PATHNAME: '*' also matches '/', as in DOMjudge. */
+	ret = fnmatch(pattern, user_arg, 0);
+	if (ret == 0)
+		return 1;
+	if (ret != FNM_NOMATCH)
+		return rg_fail(err, 0, "matching username `%s' against `%s'",
+			       user_arg, pattern);
+	return 0;
+}
+
+int rg_cli_check_valid_user(uid_t uid, const char *user_arg,
+			    const char *patterns, struct rg_error *err)
+{
+	char *list, *pattern, *save = NULL;
+	int ret = 0;
+
+	if (uid == 0)
+		goto illegal;
+	list = strdup(patterns);
+	if (!list)
+		return rg_fail(err, errno, "copying the valid users list");
+	/* strtok semantics: empty patterns are skipped. */
+	for (pattern = strtok_r(list, ",", &save); pattern && ret == 0;
+	     pattern = strtok_r(NULL, ",", &save))
+		ret = pattern_admits(pattern, uid, user_arg, err);
+	free(list);
+	if (ret < 0)
+		return -1;
+	if (ret > 0)
+		return 0;
+illegal:
+	return rg_fail(err, 0, "illegal user specified: %u",
+		       (unsigned int)uid);
+}

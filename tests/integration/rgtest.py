@@ -1,0 +1,518 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Shared fixtures and helpers for the runguard integration tests.
+
+Environment (set by tests/integration/meson.build):
+  RUNGUARD                     full path of the runguard binary
+  RG_PROGRAMS                  directory with the test programs (tests/programs)
+  RG_CHROOT_PREFIX             build option chroot_prefix
+  RG_CGROUP_PARENT             build option cgroup_parent
+  RG_VALID_USERS               VALID_USERS of the build (comma-separated globs)
+  RG_RUNUSER                   build option runuser
+  RUNGUARD_REQUIRE_PRIVILEGED  "1": missing root/cgroups is a failure, not a skip
+
+The tests need root and real cgroups.  They create a dedicated run user and
+group (RUNUSER-rgtest, DOMjudge style) if missing, a chroot directory below
+the chroot prefix and a temporary working directory; they remove what they
+created (except the user and group, which are left for later runs).
+"""
+
+import grp
+import os
+import pwd
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+RUNGUARD = os.environ.get('RUNGUARD', '')
+PROGRAMS = os.environ.get('RG_PROGRAMS', '')
+CHROOT_PREFIX = os.environ.get('RG_CHROOT_PREFIX',
+                               '/opt/domjudge/judgehost/judgings')
+CGROUP_PARENT = os.environ.get('RG_CGROUP_PARENT', 'runguard')
+RUNUSER = os.environ.get('RG_RUNUSER', 'domjudge-run')
+VALID_USERS = os.environ.get('RG_VALID_USERS') or '%s,%s-*' % (RUNUSER, RUNUSER)
+REQUIRE_PRIVILEGED = os.environ.get('RUNGUARD_REQUIRE_PRIVILEGED') == '1'
+
+CGROOT = '/sys/fs/cgroup'
+V1_CONTROLLERS = ('memory', 'cpuacct', 'freezer', 'cpuset')
+
+# The environment runguard itself is started with (much like sudo's reset
+# environment), plus a marker to check that the environment is reset.
+CALLER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+CALLER_ENV = {
+    'PATH': CALLER_PATH,
+    'RG_MARKER': 'outer-environment',
+    'HOME': '/root',
+    'LC_ALL': 'C',
+}
+
+PROGRAM_NAMES = (
+    'hello', 'exitcode', 'signal', 'spin', 'sleep', 'memhog', 'output',
+    'envdump', 'forker', 'forkbomb', 'probe', 'stopself', 'ignore-term',
+    'fake-tle', 'readstdin', 'writefile', 'compare', 'printargs',
+    'static-hello',
+)
+
+MIB = 1 << 20
+
+# Expected value format of every meta key.
+META_VALUE_RE = {
+    'internal-error': r'.+',
+    'memory-bytes': r'[0-9]+',
+    'exitcode': r'[0-9]+',
+    'signal': r'[0-9]+',
+    'wall-time': r'[0-9]+\.[0-9]{3}',
+    'user-time': r'[0-9]+\.[0-9]{3}',
+    'sys-time': r'[0-9]+\.[0-9]{3}',
+    'cpu-time': r'[0-9]+\.[0-9]{3}',
+    'time-used': r'(wall-time|cpu-time)',
+    'time-result': r'(|soft-timelimit|hard-timelimit)',
+    'output-truncated': r'(|stdout|stderr|stdout,stderr)',
+    'stdin-bytes': r'0',
+    'stdout-bytes': r'[0-9]+',
+    'stderr-bytes': r'[0-9]+',
+}
+
+
+def expected_meta_keys(signal=False, truncated=False, internal_error=False):
+    keys = ['internal-error'] if internal_error else []
+    keys += ['memory-bytes', 'exitcode']
+    if signal:
+        keys.append('signal')
+    keys += ['wall-time', 'user-time', 'sys-time', 'cpu-time', 'time-used',
+             'time-result']
+    if truncated:
+        keys.append('output-truncated')
+    keys += ['stdin-bytes', 'stdout-bytes', 'stderr-bytes']
+    return keys
+
+
+# ---------------------------------------------------------------------------
+# Preconditions
+# ---------------------------------------------------------------------------
+
+def cgroup_mode():
+    """'v1' (hybrid/legacy), 'v2' (unified) or None."""
+    if os.path.exists(os.path.join(CGROOT, 'memory', 'memory.limit_in_bytes')):
+        return 'v1'
+    if os.path.exists(os.path.join(CGROOT, 'cgroup.controllers')):
+        return 'v2'
+    return None
+
+
+def unmet_precondition():
+    """Return a reason string if the suite cannot run here, else None."""
+    if not RUNGUARD:
+        return 'RUNGUARD is not set (run through meson test)'
+    if not os.access(RUNGUARD, os.X_OK):
+        return 'runguard binary %s is missing' % RUNGUARD
+    if not PROGRAMS or not os.path.isdir(PROGRAMS):
+        return 'RG_PROGRAMS (%s) is not a directory' % PROGRAMS
+    for name in PROGRAM_NAMES:
+        if not os.access(os.path.join(PROGRAMS, name), os.X_OK):
+            return 'test program %s is missing in %s' % (name, PROGRAMS)
+    if os.geteuid() != 0:
+        return 'not running as root (runguard tests need root)'
+    mode = cgroup_mode()
+    if mode is None:
+        return 'no cgroup hierarchy found under %s' % CGROOT
+    if mode == 'v1':
+        for ctrl in V1_CONTROLLERS:
+            if not os.path.isdir(os.path.join(CGROOT, ctrl)):
+                return 'cgroup v1 controller %s is not mounted' % ctrl
+    if not shutil.which('useradd') or not shutil.which('groupadd'):
+        if not _test_user_exists():
+            return 'useradd/groupadd not available to create the run user'
+    return None
+
+
+def skip_or_fail(reason):
+    """Skip with a printed reason, or fail if privileged runs are required."""
+    print('runguard integration: %s' % reason, file=sys.stderr)
+    if REQUIRE_PRIVILEGED:
+        raise AssertionError('RUNGUARD_REQUIRE_PRIVILEGED=1 but cannot run: '
+                             + reason)
+    raise unittest.SkipTest(reason)
+
+
+# ---------------------------------------------------------------------------
+# Run user / group
+# ---------------------------------------------------------------------------
+
+def test_user_name():
+    """A dedicated user name that matches VALID_USERS (a glob pattern)."""
+    for pat in VALID_USERS.split(','):
+        pat = pat.strip()
+        if '*' in pat:
+            return pat.replace('*', 'rgtest', 1).replace('*', '')
+    return VALID_USERS.split(',')[0].strip()
+
+
+RUN_USER = test_user_name()
+RUN_GROUP = RUN_USER
+
+
+def _test_user_exists():
+    try:
+        pwd.getpwnam(RUN_USER)
+        grp.getgrnam(RUN_GROUP)
+        return True
+    except KeyError:
+        return False
+
+
+def ensure_run_user():
+    """Create RUN_GROUP and RUN_USER (DOMjudge style) if they are missing."""
+    try:
+        grp.getgrnam(RUN_GROUP)
+    except KeyError:
+        subprocess.run(['groupadd', RUN_GROUP], check=True)
+    try:
+        pwd.getpwnam(RUN_USER)
+    except KeyError:
+        subprocess.run(['useradd', '-d', '/nonexistent', '-g', RUN_GROUP,
+                        '-M', '-s', '/bin/false', RUN_USER], check=True)
+    return pwd.getpwnam(RUN_USER).pw_uid, grp.getgrnam(RUN_GROUP).gr_gid
+
+
+# ---------------------------------------------------------------------------
+# Leftover detection: cgroups and processes
+# ---------------------------------------------------------------------------
+
+def cgroup_parent_dirs():
+    if cgroup_mode() == 'v2':
+        return [os.path.join(CGROOT, CGROUP_PARENT)]
+    return [os.path.join(CGROOT, c, CGROUP_PARENT) for c in V1_CONTROLLERS]
+
+
+def cgroup_children():
+    """Set of child directories below our parent cgroup(s)."""
+    found = set()
+    for parent in cgroup_parent_dirs():
+        try:
+            with os.scandir(parent) as it:
+                for e in it:
+                    if e.is_dir(follow_symlinks=False):
+                        found.add(e.path)
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def procs_of_uid(uid):
+    """[(pid, state, ppid, name)] of processes with uid as real/eff/saved uid."""
+    result = []
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/status' % d) as f:
+                status = f.read()
+        except OSError:
+            continue
+        fields = {}
+        for line in status.splitlines():
+            k, _, v = line.partition(':')
+            fields[k] = v.strip()
+        uids = fields.get('Uid', '').split()
+        if str(uid) in uids[:3]:
+            result.append((int(d), fields.get('State', '?'),
+                           fields.get('PPid', '?'), fields.get('Name', '?')))
+    return result
+
+
+def wait_until(pred, timeout, interval=0.05):
+    """Poll pred() until it returns a falsy value or timeout; return last."""
+    deadline = time.monotonic() + timeout
+    while True:
+        val = pred()
+        if not val or time.monotonic() >= deadline:
+            return val
+        time.sleep(interval)
+
+
+def kill_uid_procs(uid):
+    """SIGKILL (by pid) every process of the test user; wait a little."""
+    for pid, _, _, _ in procs_of_uid(uid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    wait_until(lambda: procs_of_uid(uid), 5)
+
+
+def remove_leftover_cgroup(path, uid):
+    """Best-effort removal of a leftover run cgroup below our parent."""
+    if CGROUP_PARENT not in path.split('/'):
+        return
+    for sub, dirs, _ in os.walk(path, topdown=False):
+        try:
+            with open(os.path.join(sub, 'cgroup.procs')) as f:
+                pids = [int(x) for x in f.read().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                if os.stat('/proc/%d' % pid).st_uid == uid:
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        wait_until(lambda: _cgroup_populated(sub), 2)
+        try:
+            os.rmdir(sub)
+        except OSError:
+            pass
+
+
+def _cgroup_populated(path):
+    try:
+        with open(os.path.join(path, 'cgroup.procs')) as f:
+            return f.read().strip() != ''
+    except OSError:
+        return False
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+class Result:
+    def __init__(self, argv, proc, meta_path, elapsed):
+        self.argv = argv
+        self.rc = proc.returncode
+        self.out = proc.stdout if proc.stdout is not None else b''
+        self.err = proc.stderr if proc.stderr is not None else b''
+        self.elapsed = elapsed
+        self.meta_path = meta_path
+        self.meta_text = None
+        self.meta = None          # list of (key, value), in file order
+        if meta_path and os.path.exists(meta_path):
+            with open(meta_path, 'rb') as f:
+                self.meta_text = f.read().decode('utf-8', 'replace')
+            self.meta = []
+            for line in self.meta_text.split('\n')[:-1]:
+                k, sep, v = line.partition(': ')
+                if not sep and line.endswith(':'):
+                    k, v = line[:-1], None   # malformed: no space
+                self.meta.append((k, v))
+
+    @property
+    def m(self):
+        return dict(self.meta or [])
+
+    @property
+    def keys(self):
+        return [k for k, _ in (self.meta or [])]
+
+    def f(self, key):
+        return float(self.m[key])
+
+    def i(self, key):
+        return int(self.m[key])
+
+    @property
+    def stdout(self):
+        return self.out.decode('utf-8', 'replace')
+
+    @property
+    def stderr(self):
+        return self.err.decode('utf-8', 'replace')
+
+    def describe(self):
+        return ('argv: %s\nrunguard exit: %s (%.2f s)\n--- stdout ---\n%s\n'
+                '--- stderr ---\n%s\n--- meta ---\n%s' % (
+                    ' '.join(self.argv), self.rc, self.elapsed,
+                    self.stdout[-3000:], self.stderr[-3000:], self.meta_text))
+
+
+# ---------------------------------------------------------------------------
+# Base class
+# ---------------------------------------------------------------------------
+
+class RGTestCase(unittest.TestCase):
+    """Base class: fixtures per class, leftover checks after every test."""
+
+    maxDiff = None
+    uid = gid = None
+    workdir = None        # temp dir (0755) with bin/ holding the programs
+    chroot = None         # <chroot_prefix>/rgtest-<pid>
+    _created_prefix_dirs = ()
+
+    @classmethod
+    def setUpClass(cls):
+        reason = unmet_precondition()
+        if reason:
+            skip_or_fail(reason)
+        cls.uid, cls.gid = ensure_run_user()
+
+        cls.workdir = tempfile.mkdtemp(prefix='rgtest-')
+        os.chmod(cls.workdir, 0o755)
+        cls.bindir = os.path.join(cls.workdir, 'bin')
+        os.mkdir(cls.bindir, 0o755)
+        for name in PROGRAM_NAMES:
+            dst = os.path.join(cls.bindir, name)
+            shutil.copy(os.path.join(PROGRAMS, name), dst)
+            os.chmod(dst, 0o755)
+
+        # The chroot: below the prefix, created here, removed in teardown.
+        created = []
+        path = '/'
+        for part in os.path.normpath(CHROOT_PREFIX).strip('/').split('/'):
+            path = os.path.join(path, part)
+            if not os.path.isdir(path):
+                os.mkdir(path, 0o755)
+                created.append(path)
+        cls._created_prefix_dirs = created
+        cls.chroot = os.path.join(os.path.realpath(CHROOT_PREFIX),
+                                  'rgtest-%d' % os.getpid())
+        if os.path.exists(cls.chroot):
+            shutil.rmtree(cls.chroot)
+        os.mkdir(cls.chroot, 0o755)
+        for d in ('bin', 'work', 'tmp'):
+            os.mkdir(os.path.join(cls.chroot, d), 0o755)
+        os.chmod(os.path.join(cls.chroot, 'tmp'), 0o1777)
+        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
+                    os.path.join(cls.chroot, 'bin', 'static-hello'))
+        os.chmod(os.path.join(cls.chroot, 'bin', 'static-hello'), 0o755)
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.chroot and os.path.isdir(cls.chroot):
+            shutil.rmtree(cls.chroot, ignore_errors=True)
+        for d in reversed(cls._created_prefix_dirs):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+        if cls.workdir and os.path.isdir(cls.workdir):
+            shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    # -- per test ----------------------------------------------------------
+
+    def setUp(self):
+        # Start clean: nothing of the test user may run (earlier failures).
+        left = wait_until(lambda: procs_of_uid(self.uid), 3)
+        if left:
+            kill_uid_procs(self.uid)
+        self._cgroups_before = cgroup_children()
+        self.tdir = os.path.join(self.workdir, self._testMethodName)
+        os.mkdir(self.tdir, 0o755)
+
+    def tearDown(self):
+        problems = []
+        new_cg = wait_until(lambda: cgroup_children() - self._cgroups_before,
+                            1.0)
+        if new_cg:
+            problems.append('cgroup directories left behind: %s'
+                            % ', '.join(sorted(new_cg)))
+        left = wait_until(lambda: procs_of_uid(self.uid), 3.0)
+        if left:
+            problems.append(
+                'processes of %s left after 3 s (pid, state, ppid, name): %s'
+                % (RUN_USER, left))
+            kill_uid_procs(self.uid)
+        for path in sorted(new_cg, key=len, reverse=True):
+            remove_leftover_cgroup(path, self.uid)
+        if problems:
+            self.fail('; '.join(problems))
+
+    # -- helpers -----------------------------------------------------------
+
+    def prog(self, name):
+        return os.path.join(self.bindir, name)
+
+    def path(self, *parts):
+        return os.path.join(self.tdir, *parts)
+
+    def user_opts(self):
+        return ['-u', RUN_USER, '-g', RUN_GROUP]
+
+    def run_raw(self, argv, cwd=None, stdin=subprocess.DEVNULL, timeout=60,
+                env=None, meta_path=None, pass_fds=(), preexec_fn=None,
+                capture=True):
+        """Run runguard with exactly argv (without the binary)."""
+        full = [RUNGUARD] + list(argv)
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(
+                full, cwd=cwd or self.tdir, stdin=stdin,
+                stdout=subprocess.PIPE if capture else None,
+                stderr=subprocess.PIPE if capture else None,
+                env=env if env is not None else dict(CALLER_ENV),
+                timeout=timeout, pass_fds=pass_fds, preexec_fn=preexec_fn)
+        except subprocess.TimeoutExpired as e:
+            self.fail('runguard did not finish within %s s: %s\nstdout: %r\n'
+                      'stderr: %r' % (timeout, ' '.join(full),
+                                      (e.stdout or b'')[-2000:],
+                                      (e.stderr or b'')[-2000:]))
+        return Result(full, proc, meta_path, time.monotonic() - start)
+
+    def rg(self, *args, user=True, meta='meta', **kw):
+        """runguard [-u U -g G] [-M meta] ARGS...; ARGS ends with the command."""
+        argv = []
+        if user:
+            argv += self.user_opts()
+        meta_path = None
+        if meta:
+            meta_path = self.path(meta)
+            argv += ['-M', meta_path]
+        argv += list(args)
+        return self.run_raw(argv, meta_path=meta_path, **kw)
+
+    # -- assertions --------------------------------------------------------
+
+    def assertMeta(self, res, signal=False, truncated=False,
+                   internal_error=False):
+        """Exact key sequence and per-line format of the meta file."""
+        self.assertIsNotNone(res.meta_text, 'no meta file written\n'
+                             + res.describe())
+        self.assertTrue(res.meta_text.endswith('\n'),
+                        'meta file does not end in a newline\n'
+                        + res.describe())
+        for line in res.meta_text.split('\n')[:-1]:
+            m = re.fullmatch(r'([a-z-]+): (.*)', line)
+            self.assertIsNotNone(m, 'malformed meta line %r\n%s'
+                                 % (line, res.describe()))
+            key, val = m.groups()
+            pat = META_VALUE_RE.get(key)
+            self.assertIsNotNone(pat, 'unknown meta key %r\n%s'
+                                 % (key, res.describe()))
+            self.assertRegex(val, r'\A' + pat + r'\Z',
+                             'bad value for %s\n%s' % (key, res.describe()))
+        self.assertEqual(res.keys, expected_meta_keys(signal, truncated,
+                                                      internal_error),
+                         'meta key sequence\n' + res.describe())
+        if not internal_error:
+            self.assertNotIn('internal-error', res.keys)
+        # runguard's exit status is the exitcode value.
+        self.assertEqual(res.rc, res.i('exitcode'), res.describe())
+
+    def assertNoMeta(self, res):
+        self.assertFalse(os.path.exists(res.meta_path),
+                         'meta file written although it should not be\n'
+                         + res.describe())
+
+    def assertRun(self, res, exitcode=0, time_result='', **kw):
+        """A normal completed run: format, exit code and time result."""
+        self.assertMeta(res, **kw)
+        self.assertEqual(res.i('exitcode'), exitcode, res.describe())
+        self.assertEqual(res.m['time-result'], time_result, res.describe())
+
+    def wait_for_user_process(self, name=None, timeout=10):
+        """Wait until a process of the run user (optionally named) exists."""
+        def missing():
+            return not [p for p in procs_of_uid(self.uid)
+                        if name is None or p[3] == name[:15]]
+        still_missing = wait_until(missing, timeout)
+        self.assertFalse(still_missing, 'no process %s of %s appeared'
+                         % (name, RUN_USER))
+
+
+def main():
+    """Entry point: python3 -m / run.py, exit 77 when nothing could run."""
+    unittest.main(module='__main__', verbosity=2)

@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Meta file format, exit codes, time/memory/process/file limits (§2, §3.2)."""
+
+import os
+
+from rgtest import MIB, RGTestCase, main
+
+
+class MetaFormatTest(RGTestCase):
+
+    def test_meta_plain_run(self):
+        res = self.rg(self.prog('hello'))
+        self.assertRun(res)
+        m = res.m
+        self.assertEqual(m['time-used'], 'cpu-time')
+        self.assertEqual(m['stdin-bytes'], '0')
+        self.assertEqual(res.i('stdout-bytes'), len('hello stdout\n'))
+        self.assertEqual(res.i('stderr-bytes'), len('hello stderr\n'))
+        self.assertGreater(res.i('memory-bytes'), 0)
+        self.assertLess(res.f('wall-time'), 10)
+        self.assertIn('time-result: \n', res.meta_text)
+        self.assertEqual(res.stdout, 'hello stdout\n')
+        self.assertIn('hello stderr\n', res.stderr)
+
+    def test_meta_output_truncated_key_only_with_streamsize(self):
+        res = self.rg('-s', '100', self.prog('hello'))
+        self.assertRun(res, truncated=True)
+        self.assertEqual(res.m['output-truncated'], '')
+        self.assertIn('output-truncated: \n', res.meta_text)
+
+    def test_meta_file_relative_to_cwd_and_overwritten(self):
+        with open(self.path('rel.meta'), 'w') as f:
+            f.write('stale content that must disappear\n' * 100)
+        res = self.run_raw(self.user_opts() + ['-M', 'rel.meta',
+                                               self.prog('hello')],
+                           meta_path=self.path('rel.meta'))
+        self.assertRun(res)
+        self.assertNotIn('stale', res.meta_text)
+
+
+class ExitCodeTest(RGTestCase):
+
+    def test_exit_codes(self):
+        for code in (0, 1, 3, 42, 255):
+            with self.subTest(code=code):
+                res = self.rg(self.prog('exitcode'), str(code))
+                self.assertRun(res, exitcode=code)
+
+    def test_killed_by_signal(self):
+        for sig, num in (('SEGV', 11), ('ABRT', 6), ('KILL', 9),
+                         ('TERM', 15), ('USR1', 10)):
+            with self.subTest(sig=sig):
+                res = self.rg(self.prog('signal'), sig)
+                # No "signal" key: runguard itself received no signal.
+                self.assertRun(res, exitcode=128 + num)
+                self.assertEqual(res.rc, 128 + num)
+
+    def test_fake_tle_is_not_a_timelimit(self):
+        res = self.rg('-t', '5:6', '-C', '5:6', self.prog('fake-tle'))
+        self.assertRun(res, exitcode=0, time_result='')
+        self.assertIn('timelimit exceeded', res.stderr)
+
+
+class TimeLimitTest(RGTestCase):
+
+    def test_wall_soft_limit(self):
+        res = self.rg('-t', '0.2:5', self.prog('sleep'), '0.5')
+        self.assertRun(res, exitcode=0, time_result='soft-timelimit')
+        self.assertEqual(res.m['time-used'], 'wall-time')
+        self.assertGreaterEqual(res.f('wall-time'), 0.45)
+        self.assertLess(res.f('wall-time'), 4)
+        self.assertEqual(res.stdout, 'slept\n')
+
+    def test_wall_within_limit(self):
+        res = self.rg('-t', '3:5', self.prog('sleep'), '0.2')
+        self.assertRun(res, exitcode=0, time_result='')
+        self.assertEqual(res.m['time-used'], 'wall-time')
+
+    def test_wall_hard_limit(self):
+        res = self.rg('-t', '0.5:1', self.prog('sleep'), '10')
+        self.assertMeta(res, signal=True)
+        self.assertIn(res.i('exitcode'), (143, 137), res.describe())
+        self.assertEqual(res.m['time-result'], 'hard-timelimit')
+        self.assertEqual(res.m['signal'], '14')
+        self.assertEqual(res.m['time-used'], 'wall-time')
+        self.assertGreaterEqual(res.f('wall-time'), 0.95, res.describe())
+        self.assertLessEqual(res.f('wall-time'), 2.5, res.describe())
+        self.assertLess(res.elapsed, 6)
+        self.assertIn('timelimit exceeded', res.stderr)
+        self.assertIn('hard wall time', res.stderr)
+        self.assertNotIn('slept', res.stdout)
+
+    def test_wall_hard_limit_term_ignoring_program(self):
+        res = self.rg('-t', '0.5:1', self.prog('ignore-term'), '20')
+        self.assertRun(res, exitcode=137, signal=True,
+                       time_result='hard-timelimit')
+        self.assertEqual(res.m['signal'], '14')
+        self.assertLess(res.elapsed, 8)
+
+    def test_cpu_soft_limit(self):
+        res = self.rg('-C', '0.3:5', self.prog('spin'), '0.6')
+        self.assertRun(res, exitcode=0, time_result='soft-timelimit')
+        self.assertEqual(res.m['time-used'], 'cpu-time')
+        self.assertGreaterEqual(res.f('cpu-time'), 0.5, res.describe())
+        self.assertLess(res.f('cpu-time'), 3, res.describe())
+        self.assertGreaterEqual(res.f('user-time') + res.f('sys-time'), 0.5,
+                                res.describe())
+
+    def test_cpu_within_limit(self):
+        res = self.rg('-C', '3:5', self.prog('spin'), '0.2')
+        self.assertRun(res, exitcode=0, time_result='')
+        self.assertEqual(res.m['time-used'], 'cpu-time')
+
+    def test_cpu_hard_limit(self):
+        res = self.rg('-C', '1:1', self.prog('spin'), '10')
+        self.assertRun(res, exitcode=152, time_result='hard-timelimit')
+        self.assertEqual(res.rc, 152)
+        self.assertEqual(res.m['time-used'], 'cpu-time')
+        self.assertGreaterEqual(res.f('cpu-time'), 0.9, res.describe())
+        self.assertLess(res.f('cpu-time'), 3, res.describe())
+        self.assertNotIn('signal', res.keys)
+
+    def test_time_used_follows_last_option(self):
+        cases = [
+            ([], 'cpu-time'),
+            (['-t', '5'], 'wall-time'),
+            (['-C', '5'], 'cpu-time'),
+            (['-t', '5', '-C', '5'], 'cpu-time'),
+            (['-C', '5', '-t', '5'], 'wall-time'),
+            (['--walltime=5', '--cputime=5'], 'cpu-time'),
+            (['-t', '5', '-C', '5', '-t', '6'], 'wall-time'),
+        ]
+        for opts, used in cases:
+            with self.subTest(opts=opts):
+                res = self.rg(*opts, self.prog('hello'))
+                self.assertRun(res)
+                self.assertEqual(res.m['time-used'], used)
+
+    def test_hard_cpu_reported_when_wall_is_selected(self):
+        # spec §2.4: a hard overrun of either type is always reported.
+        res = self.rg('-C', '1:1', '-t', '20:25', self.prog('spin'), '10')
+        self.assertRun(res, exitcode=152, time_result='hard-timelimit')
+        self.assertEqual(res.m['time-used'], 'wall-time')
+
+    def test_soft_overrun_of_unselected_type_not_reported(self):
+        res = self.rg('-C', '0.2:5', '-t', '10:12', self.prog('spin'), '0.6')
+        self.assertRun(res, exitcode=0, time_result='')
+        self.assertEqual(res.m['time-used'], 'wall-time')
+        self.assertGreaterEqual(res.f('cpu-time'), 0.5)
+
+    def test_cpu_time_counts_all_processes(self):
+        # cpu-time is the cgroup total: two spinners of 0.4 s each.
+        spin = self.prog('spin')
+        res = self.rg('-C', '5:6', '/bin/sh', '-c',
+                      '%s 0.4 & %s 0.4 & wait' % (spin, spin))
+        self.assertRun(res)
+        self.assertGreaterEqual(res.f('cpu-time'), 0.75, res.describe())
+
+
+class MemoryLimitTest(RGTestCase):
+
+    def test_memory_limit_exceeded(self):
+        res = self.rg('-m', '65536', self.prog('memhog'), '200')
+        self.assertMeta(res)
+        self.assertNotEqual(res.i('exitcode'), 0, res.describe())
+        self.assertIn(res.i('exitcode'), (137, 1, 139), res.describe())
+        self.assertGreater(res.i('memory-bytes'), 32 * MIB, res.describe())
+        self.assertLessEqual(res.i('memory-bytes'), 64 * MIB + 4 * MIB,
+                             res.describe())
+        self.assertNotIn('allocated', res.stdout)
+
+    def test_memory_within_limit(self):
+        res = self.rg('-m', '262144', self.prog('memhog'), '20')
+        self.assertRun(res, exitcode=0)
+        self.assertEqual(res.stdout, 'allocated 20 MiB\n')
+        self.assertGreaterEqual(res.i('memory-bytes'), 20 * MIB,
+                                res.describe())
+        self.assertLessEqual(res.i('memory-bytes'), 100 * MIB, res.describe())
+
+    def test_memory_counts_all_processes(self):
+        # Two 30 MiB hogs held at the same time: the cgroup peak sees both.
+        hog = self.prog('memhog')
+        res = self.rg('-m', '262144', '/bin/sh', '-c',
+                      '%s 30 1 & %s 30 1 & wait' % (hog, hog))
+        self.assertRun(res)
+        self.assertGreaterEqual(res.i('memory-bytes'), 60 * MIB,
+                                res.describe())
+
+    def test_memory_limit_counts_all_processes(self):
+        # Two 40 MiB hogs in a 64 MiB limit cannot both succeed.
+        hog = self.prog('memhog')
+        res = self.rg('-m', '65536', '/bin/sh', '-c',
+                      '%s 40 2 & p1=$!; %s 40 2 & p2=$!; '
+                      'wait $p1; r1=$?; wait $p2; r2=$?; '
+                      'echo "r1=$r1 r2=$r2"' % (hog, hog))
+        self.assertRun(res)
+        self.assertNotIn('r1=0 r2=0', res.stdout, res.describe())
+
+
+class RlimitTest(RGTestCase):
+
+    def probe(self, *opts):
+        res = self.rg(*opts, self.prog('probe'))
+        self.assertRun(res)
+        lines = dict(l.split(': ', 1) for l in res.stdout.splitlines()
+                     if ': ' in l)
+        return res, lines
+
+    def test_rlimits_set(self):
+        _, p = self.probe('-p', '10', '-C', '1.5:2.5', '-f', '16', '-c')
+        self.assertEqual(p['rlimit-nproc'], '10 10')
+        self.assertEqual(p['rlimit-cpu'], '3 4')
+        self.assertEqual(p['rlimit-fsize'], '16384 16384')
+        self.assertEqual(p['rlimit-core'], '0 0')
+        for res in ('as', 'data', 'stack'):
+            self.assertEqual(p['rlimit-' + res], 'unlimited unlimited', res)
+
+    def test_memsize_leaves_address_space_unlimited(self):
+        _, p = self.probe('-m', '65536')
+        for res in ('as', 'data', 'stack'):
+            self.assertEqual(p['rlimit-' + res], 'unlimited unlimited', res)
+
+    def test_filesize_limit(self):
+        wdir = self.path('writable')
+        os.mkdir(wdir)
+        os.chmod(wdir, 0o777)
+        target = os.path.join(wdir, 'big')
+        res = self.rg('-f', '16', self.prog('writefile'), target, '100000')
+        self.assertRun(res, exitcode=128 + 25)   # SIGXFSZ
+        self.assertEqual(os.path.getsize(target), 16384)
+        self.assertEqual(os.stat(target).st_uid, self.uid)
+
+    def test_filesize_within_limit(self):
+        wdir = self.path('writable')
+        os.mkdir(wdir)
+        os.chmod(wdir, 0o777)
+        target = os.path.join(wdir, 'small')
+        res = self.rg('-f', '16', self.prog('writefile'), target, '16384')
+        self.assertRun(res, exitcode=0)
+        self.assertEqual(os.path.getsize(target), 16384)
+
+
+if __name__ == '__main__':
+    main()
