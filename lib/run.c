@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -81,6 +82,27 @@ static int prepare_root_prefix(struct run *r, struct rg_error *err)
 	return 0;
 }
 
+/* A user without a group gets its primary group, never root's gid 0. */
+static int resolve_gid(const struct rg_config *cfg,
+		       struct rg_privs_plan *privs, struct rg_error *err)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int rc;
+
+	privs->gid = cfg->gid;
+	privs->set_gid = cfg->has_gid;
+	if (cfg->has_gid || !cfg->has_uid)
+		return 0;
+	rc = getpwuid_r(cfg->uid, &pw, buf, sizeof(buf), &found);
+	if (!found)
+		return rg_fail(err, rc, "no group given and uid %u has no "
+			       "user entry to take it from", (unsigned)cfg->uid);
+	privs->gid = pw.pw_gid;
+	privs->set_gid = true;
+	return 0;
+}
+
 static int prepare_plan(struct run *r, struct rg_error *err)
 {
 	const struct rg_config *cfg = r->cfg;
@@ -90,8 +112,8 @@ static int prepare_plan(struct run *r, struct rg_error *err)
 	plan->cfg = cfg;
 	plan->parent_pid = getpid();
 	plan->privs.uid = cfg->has_uid ? cfg->uid : getuid();
-	plan->privs.gid = cfg->gid;
-	plan->privs.set_gid = cfg->has_gid;
+	if (resolve_gid(cfg, &plan->privs, err) < 0)
+		return -1;
 	cap_last = rg_privs_cap_last(err);
 	if (cap_last < 0)
 		return -1;
@@ -189,10 +211,11 @@ static bool killed_by_cpu_rlimit(const struct run *r, int sig)
 	const struct rg_config *cfg = r->cfg;
 	double used, rlimit_hard;
 
-	if (!cfg->has_cpu_limit)
-		return false;
+	/* as DOMjudge: SIGXCPU means the CPU rlimit, with or without -C */
 	if (sig == SIGXCPU)
 		return true;
+	if (!cfg->has_cpu_limit)
+		return false;
 	/* a program that ignores SIGXCPU is SIGKILLed a second later */
 	if (sig != SIGKILL || r->sup.aborting || r->result->oom_killed)
 		return false;
@@ -323,18 +346,36 @@ static int reap_child_now(struct run *r)
 	return pid < 0 ? -1 : 0;
 }
 
-/* With the subreaper set, orphans of the run end up as our zombies. */
+/*
+ * With the subreaper set, orphans of the run end up as our children. They
+ * are all dead or dying (the cgroup is empty), but a task leaves its cgroup
+ * just before it becomes a zombie: wait for them, boundedly.
+ */
 static void reap_orphans(struct run *r)
 {
+	const struct timespec pause = { .tv_nsec = 1000000 };
+
 	if (!r->cfg->reap_all_children)
 		return;
-	while (waitpid(-1, NULL, WNOHANG) > 0)
-		;
+	for (int waited_ms = 0; waited_ms < 2000;) {
+		pid_t pid = waitpid(-1, NULL, WNOHANG);
+
+		if (pid > 0)
+			continue;
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			return; /* ECHILD: none left */
+		nanosleep(&pause, NULL);
+		waited_ms++;
+	}
 }
 
-static void finish(struct run *r)
+/* Returns -1 if the slot could not be given back cleanly. */
+static int finish(struct run *r, struct rg_error *err)
 {
 	struct rg_error ignored;
+	int release_rc;
 
 	if (r->spawned && !r->reaped) {
 		kill(r->child.pid, SIGKILL);
@@ -353,8 +394,12 @@ static void finish(struct run *r)
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);
 	rg_env_free(r->plan.envp);
+	release_rc = rg_slot_release(r->slot, err);
+	r->slot = NULL;
+	/* last: until the cgroup is gone a signal must not kill us */
 	if (r->signals_blocked)
 		pthread_sigmask(SIG_SETMASK, &r->saved_mask, NULL);
+	return release_rc;
 }
 
 static int supervise_run(struct run *r, struct rg_error *err)
@@ -411,8 +456,7 @@ int rg_run(const struct rg_config *cfg, struct rg_result *result,
 	rc = init_run(&r, cfg, result, err);
 	if (rc == 0)
 		rc = supervise_run(&r, err);
-	finish(&r);
-	if (rg_slot_release(r.slot, &release_err) < 0 && rc == 0) {
+	if (finish(&r, &release_err) < 0 && rc == 0) {
 		/* the run is complete, but the host is not clean: say so */
 		*err = release_err;
 		rc = -1;

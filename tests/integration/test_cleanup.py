@@ -125,8 +125,9 @@ class CleanupTest(RGTestCase):
                 'print("timeout", flush=True)\n')
         helper = subprocess.Popen([sys.executable, '-c', code],
                                   stdout=subprocess.PIPE, text=True)
-        self.addCleanup(lambda: helper.poll() is None and helper.kill())
+        # Cleanups run last-in first-out: kill, then reap.
         self.addCleanup(helper.wait)
+        self.addCleanup(lambda: helper.poll() is None and helper.kill())
         self.assertEqual(helper.stdout.readline(), 'ready\n')
         return helper
 
