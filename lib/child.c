@@ -86,6 +86,33 @@ static int set_limit(int resource, rlim_t soft, rlim_t hard)
 	return syscall(SYS_prlimit64, 0, resource, &rl, NULL) < 0 ? -errno : 0;
 }
 
+/*
+ * As DOMjudge: a limit we may not raise (EPERM, no CAP_SYS_RESOURCE) is a
+ * warning, not a failure. The limit then stays at the current hard limit,
+ * which is stricter than what was asked.
+ */
+static void set_limit_or_clamp(int resource, const char *name, rlim_t value,
+			       rlim_t hard, int report_fd)
+{
+	struct rlimit cur;
+	struct msg m = { .len = 0 };
+	int rc = set_limit(resource, value, hard);
+
+	if (rc == 0)
+		return;
+	if (rc != -EPERM || getrlimit(resource, &cur) < 0)
+		fail(report_fd, -rc, "setting ", name, NULL);
+	rc = set_limit(resource, value < cur.rlim_max ? value : cur.rlim_max,
+		       cur.rlim_max);
+	if (rc < 0)
+		fail(report_fd, -rc, "setting ", name, NULL);
+	msg_add(&m, "cannot raise ");
+	msg_add(&m, name);
+	msg_add(&m, " (Operation not permitted): kept at the hard limit ");
+	msg_add_uint(&m, cur.rlim_max);
+	send_report(report_fd, RG_REPORT_WARNING, 0, &m);
+}
+
 static void set_rlimits(const struct rg_config *cfg, int report_fd)
 {
 	static const int unlimited[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK };
@@ -95,9 +122,8 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 		rlim_t secs = (rlim_t)ceil(cfg->cpu_hard);
 
 		/* SIGXCPU at the hard limit; SIGKILL a second later */
-		rc = set_limit(RLIMIT_CPU, secs, secs + 1);
-		if (rc < 0)
-			fail(report_fd, -rc, "setting RLIMIT_CPU", NULL, NULL);
+		set_limit_or_clamp(RLIMIT_CPU, "RLIMIT_CPU", secs, secs + 1,
+				   report_fd);
 	}
 	for (size_t i = 0; i < sizeof(unlimited) / sizeof(*unlimited); i++) {
 		rc = set_limit(unlimited[i], RLIM_INFINITY, RLIM_INFINITY);
@@ -106,17 +132,14 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 			fail(report_fd, -rc, "setting memory rlimits", NULL,
 			     NULL);
 	}
-	if (cfg->file_limit != RG_UNLIMITED) {
-		rc = set_limit(RLIMIT_FSIZE, cfg->file_limit, cfg->file_limit);
-		if (rc < 0)
-			fail(report_fd, -rc, "setting RLIMIT_FSIZE", NULL, NULL);
-	}
-	if (cfg->process_limit != RG_UNLIMITED) {
-		rc = set_limit(RLIMIT_NPROC, cfg->process_limit,
-			       cfg->process_limit);
-		if (rc < 0)
-			fail(report_fd, -rc, "setting RLIMIT_NPROC", NULL, NULL);
-	}
+	if (cfg->file_limit != RG_UNLIMITED)
+		set_limit_or_clamp(RLIMIT_FSIZE, "RLIMIT_FSIZE",
+				   cfg->file_limit, cfg->file_limit, report_fd);
+	if (cfg->process_limit != RG_UNLIMITED)
+		set_limit_or_clamp(RLIMIT_NPROC, "RLIMIT_NPROC",
+				   cfg->process_limit, cfg->process_limit,
+				   report_fd);
+	/* lowering always works; DOMjudge treats a failure here as fatal */
 	if (!cfg->core_dumps) {
 		rc = set_limit(RLIMIT_CORE, 0, 0);
 		if (rc < 0)

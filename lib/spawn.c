@@ -149,14 +149,20 @@ static ssize_t read_report(int fd, struct rg_report *r)
 	return n;
 }
 
-int rg_spawn_wait_ready(struct rg_child *child, bool *setup_failed,
-			struct rg_error *err)
+int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
+			bool *setup_failed, struct rg_error *err)
 {
 	struct rg_report r;
 	ssize_t n;
 
 	*setup_failed = false;
-	n = read_report(child->report_fd, &r);
+	for (;;) {
+		n = read_report(child->report_fd, &r);
+		if (n != (ssize_t)sizeof(r) || r.kind != RG_REPORT_WARNING)
+			break;
+		r.message[sizeof(r.message) - 1] = '\0';
+		rg_log(cfg, RG_LOG_WARNING, "%s", r.message);
+	}
 	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_READY)
 		return 0;
 	*setup_failed = true;

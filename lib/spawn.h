@@ -46,6 +46,7 @@ enum rg_report_kind {
 	RG_REPORT_READY = 1,
 	RG_REPORT_SETUP_FAILED = 2,
 	RG_REPORT_EXEC_FAILED = 3,
+	RG_REPORT_WARNING = 4, /* set-up goes on */
 };
 
 /* One record on the report pipe; smaller than PIPE_BUF, so atomic. */
@@ -83,11 +84,12 @@ int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err);
 
 /*
- * Wait for the child's READY. On a set-up failure: -1 with the child's
- * message in err and *setup_failed set; the child exits with 255.
+ * Wait for the child's READY, logging its warnings. On a set-up failure:
+ * -1 with the child's message in err and *setup_failed set; the child exits
+ * with 255.
  */
-int rg_spawn_wait_ready(struct rg_child *child, bool *setup_failed,
-			struct rg_error *err);
+int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
+			bool *setup_failed, struct rg_error *err);
 
 /* Let the child exec. */
 int rg_spawn_release(struct rg_child *child, struct rg_error *err);

@@ -2,14 +2,14 @@
 """Escaping grandchildren, fork bombs, SIGTERM to runguard, stopped children,
 the -U runpipe pid.  tearDown checks that no cgroup and no process is left."""
 
-import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
-from rgtest import (CALLER_ENV, RGTestCase, RUNGUARD, Result, main,
+from rgtest import (CALLER_ENV, MIB, RGTestCase, RUNGUARD, Result, main,
                     procs_of_uid, wait_until)
 
 
@@ -99,6 +99,26 @@ class CleanupTest(RGTestCase):
         self.assertEqual(res.i('exitcode'), 137, res.describe())
         self.assertLess(res.elapsed, 10)
 
+    def test_sigint_and_sighup_leave_nothing_behind(self):
+        # Not handled by DOMjudge's runguard (spec §3.7), but the design
+        # (ARCHITECTURE §3 step 5) handles SIGINT/SIGHUP like SIGTERM; in any
+        # case nothing may be left behind (tearDown checks).
+        for sig in (signal.SIGINT, signal.SIGHUP):
+            with self.subTest(sig=sig.name):
+                start = time.monotonic()
+                proc, argv, meta = self.start_rg(
+                    ['-t', '20:25', self.prog('sleep'), '30'],
+                    meta='meta-' + sig.name)
+                self.wait_for_user_process('sleep')
+                time.sleep(0.2)
+                proc.send_signal(sig)
+                res = self.finish_rg(proc, argv, meta, start)
+                self.assertLess(res.elapsed, 10)
+                left = wait_until(lambda: procs_of_uid(self.uid), 3)
+                self.assertEqual(left, [], 'processes left after ' + sig.name)
+                if res.meta is not None and res.meta:
+                    self.assertMeta(res, signal='signal' in res.keys)
+
     def test_stopped_child_hits_hard_limit(self):
         res = self.rg('-t', '0.5:1', self.prog('stopself'))
         self.assertMeta(res, signal=True)
@@ -154,6 +174,38 @@ class CleanupTest(RGTestCase):
         self.assertRun(res, exitcode=152, time_result='hard-timelimit')
         time.sleep(0.2)
         self.assertIsNone(helper.poll(), 'runpipe pid was signalled')
+
+    def test_concurrent_runs_are_isolated(self):
+        # Four runguards at once, each with its own memory size: every meta
+        # file must report its own run (no shared or mixed-up cgroups).
+        results, errors = {}, []
+
+        def worker(k):
+            try:
+                for j in range(4):
+                    hog = 10 + 15 * k
+                    name = 'meta-%d-%d' % (k, j)
+                    results[name] = (hog, self.rg(
+                        '-m', '262144', '-t', '20:30', self.prog('memhog'),
+                        str(hog), meta=name))
+            except BaseException as e:      # report failures of the thread
+                errors.append(e)
+        threads = [threading.Thread(target=worker, args=(k,))
+                   for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        self.assertEqual(errors, [])
+        self.assertEqual(len(results), 16)
+        for name, (hog, res) in sorted(results.items()):
+            with self.subTest(run=name):
+                self.assertRun(res)
+                self.assertEqual(res.stdout, 'allocated %d MiB\n' % hog)
+                self.assertGreaterEqual(res.i('memory-bytes'), hog * MIB,
+                                        res.describe())
+                self.assertLess(res.i('memory-bytes'), (hog + 12) * MIB,
+                                res.describe())
 
     def test_many_runs_leave_nothing(self):
         # A quick burst of runs (the tearDown checks cgroups and processes).

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Command line: help/version, option errors, user checks (spec §1, §2.3)."""
 
-import os
-import unittest
 
 from rgtest import RGTestCase, RUN_USER, RUN_GROUP, main
 
@@ -140,7 +138,8 @@ class CliTest(RGTestCase):
         self.assertRun(res, exitcode=255)
         with open(self.path('err.txt')) as f:
             err = f.read()
-        self.assertIn('cannot start', err, res.describe())
+        self.assertIn("cannot start `%s'" % self.path('no-such-program'), err,
+                      res.describe())
         self.assertEqual(res.i('stderr-bytes'), len(err.encode()))
 
     def test_command_not_on_path(self):
@@ -182,6 +181,41 @@ class CliTest(RGTestCase):
         res = self.rg('-t', '0.1', '-t', '5', self.prog('sleep'), '0.4')
         self.assertRun(res)
         self.assertEqual(res.m['time-used'], 'wall-time')
+
+    def test_time_formats(self):
+        # strtod syntax: exponents, hex floats, leading blanks and '+'.
+        res = self.rg('-t', '5e-1:0x1p0', self.prog('sleep'), '10')
+        self.assertMeta(res, signal=True)
+        self.assertEqual(res.m['time-result'], 'hard-timelimit')
+        self.assertLess(res.f('wall-time'), 2.5, res.describe())
+        for spec in (' +2', '2', '1.5:2', '2:2', '0x10'):
+            with self.subTest(spec=spec):
+                res = self.rg('-t', spec, '-C', spec, self.prog('hello'))
+                self.assertRun(res)
+
+    def test_huge_sizes_accepted(self):
+        big = '9223372036854775807'
+        res = self.rg('-m', big, '-f', big, '-s', big, self.prog('hello'))
+        self.assertRun(res, truncated=True)
+        self.assertEqual(res.stdout, 'hello stdout\n')
+
+    def test_rlimit_eperm_is_only_a_warning(self):
+        # spec §3.2: an rlimit that cannot be set with EPERM (e.g. raising a
+        # hard limit without CAP_SYS_RESOURCE) is a warning, not fatal.
+        res = self.rg('-p', '9223372036854775807', self.prog('hello'))
+        self.assertRun(res)
+        self.assertEqual(res.stdout, 'hello stdout\n')
+
+    def test_cpuset_syntax(self):
+        for spec in ('0', '0-0', '0,0'):
+            with self.subTest(spec=spec):
+                res = self.rg('-P', spec, self.prog('hello'))
+                self.assertRun(res)
+        for spec in ('0x', 'abc', '1-0-', '-1'):
+            with self.subTest(spec=spec):
+                res = self.rg('-P', spec, self.prog('hello'))
+                self.assertEqual(res.rc, 255, res.describe())
+                self.assertNotIn('hello stdout', res.stdout)
 
     def test_verbose_and_quiet_accepted(self):
         for opt in ('-v', '-q', '--verbose', '--quiet'):

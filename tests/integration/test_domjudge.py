@@ -30,6 +30,12 @@ class ChrootTest(RGTestCase):
         self.assertRun(res)
         self.assertIn('cwd: /bin\n', res.stdout)
 
+    def test_chroot_path_search_inside_root(self):
+        env = {'PATH': '/bin'}
+        res = self.rg('-r', self.chroot, 'static-hello', env=env)
+        self.assertRun(res)
+        self.assertIn('hello from static\n', res.stdout)
+
     def test_chroot_root_relative_to_cwd(self):
         parent = os.path.dirname(self.chroot)
         res = self.rg('-r', os.path.basename(self.chroot) + '/', '-d', 'work',
@@ -56,6 +62,7 @@ class ChrootTest(RGTestCase):
         self.assertEqual(res.rc, 255, res.describe())
         self.assertMeta(res, internal_error=True)
         self.assertEqual(res.i('exitcode'), 255)
+        self.assertIn('must be within', res.m['internal-error'])
         self.assertNotIn('hello from static', res.stdout)
 
     def test_chroot_symlink_escape_rejected(self):

@@ -5,7 +5,7 @@ import os
 import shutil
 import subprocess
 
-from rgtest import RGTestCase, main
+from rgtest import RGTestCase, RUN_USER, main
 
 CXX_SOURCE = r'''
 #include <iostream>
@@ -77,6 +77,9 @@ class LanguageTest(RGTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
+        # The JVM of the run user creates /tmp/hsperfdata_<user>.
+        cls.hsperfdata = '/tmp/hsperfdata_' + RUN_USER
+        cls.hsperfdata_existed = os.path.exists(cls.hsperfdata)
         cls.langdir = os.path.join(cls.workdir, 'lang')
         os.mkdir(cls.langdir, 0o755)
         cls.cxx_binary = cls.cxx_static = cls.java_dir = None
@@ -124,6 +127,12 @@ class LanguageTest(RGTestCase):
                 cls.skip_reasons['java'] = 'javac failed: ' + r.stderr[-500:]
         else:
             cls.skip_reasons['java'] = 'java/javac not installed'
+
+    @classmethod
+    def tearDownClass(cls):
+        if not cls.hsperfdata_existed and os.path.isdir(cls.hsperfdata):
+            shutil.rmtree(cls.hsperfdata, ignore_errors=True)
+        super().tearDownClass()
 
     def need(self, what):
         if what in self.skip_reasons:

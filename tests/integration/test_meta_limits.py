@@ -55,6 +55,11 @@ class ExitCodeTest(RGTestCase):
                 self.assertRun(res, exitcode=128 + num)
                 self.assertEqual(res.rc, 128 + num)
 
+    def test_sigxcpu_death_is_a_hard_timelimit(self):
+        # spec §2.4: death by SIGXCPU sets the cpu hard bit, even without -C.
+        res = self.rg(self.prog('signal'), 'XCPU')
+        self.assertRun(res, exitcode=152, time_result='hard-timelimit')
+
     def test_fake_tle_is_not_a_timelimit(self):
         res = self.rg('-t', '5:6', '-C', '5:6', self.prog('fake-tle'))
         self.assertRun(res, exitcode=0, time_result='')
@@ -89,6 +94,22 @@ class TimeLimitTest(RGTestCase):
         self.assertIn('timelimit exceeded', res.stderr)
         self.assertIn('hard wall time', res.stderr)
         self.assertNotIn('slept', res.stdout)
+
+    def test_wall_single_value_is_soft_and_hard(self):
+        res = self.rg('-t', '0.5', self.prog('sleep'), '10')
+        self.assertMeta(res, signal=True)
+        self.assertEqual(res.m['time-result'], 'hard-timelimit')
+        self.assertEqual(res.m['signal'], '14')
+        self.assertLessEqual(res.f('wall-time'), 2, res.describe())
+
+    def test_tiny_wall_limit(self):
+        # The limit may fire before or after the exec; either way the run
+        # ends normally with a complete meta file.
+        for spec in ('1e-6', '0.001'):
+            with self.subTest(spec=spec):
+                res = self.rg('-t', spec, self.prog('hello'), meta='m' + spec)
+                self.assertMeta(res, signal='signal' in (res.keys or []))
+                self.assertIn(res.m['time-result'], ('', 'hard-timelimit'))
 
     def test_wall_hard_limit_term_ignoring_program(self):
         res = self.rg('-t', '0.5:1', self.prog('ignore-term'), '20')
@@ -195,6 +216,36 @@ class MemoryLimitTest(RGTestCase):
                       'echo "r1=$r1 r2=$r2"' % (hog, hog))
         self.assertRun(res)
         self.assertNotIn('r1=0 r2=0', res.stdout, res.describe())
+
+
+class NoCarryOverTest(RGTestCase):
+    """Numbers are this run's own, whatever ran before (pooled slots)."""
+
+    def test_memory_peak_not_carried_over(self):
+        res = self.rg('-m', '262144', self.prog('memhog'), '100')
+        self.assertRun(res)
+        self.assertGreaterEqual(res.i('memory-bytes'), 100 * MIB)
+        res = self.rg('-m', '262144', self.prog('hello'), meta='meta2')
+        self.assertRun(res)
+        self.assertLess(res.i('memory-bytes'), 16 * MIB, res.describe())
+
+    def test_cpu_time_not_carried_over(self):
+        res = self.rg('-C', '5:6', self.prog('spin'), '0.5')
+        self.assertRun(res)
+        res = self.rg('-C', '5:6', self.prog('hello'), meta='meta2')
+        self.assertRun(res)
+        self.assertLess(res.f('cpu-time'), 0.2, res.describe())
+
+    def test_page_cache_of_previous_run_not_charged(self):
+        wdir = self.path('writable')
+        os.mkdir(wdir)
+        os.chmod(wdir, 0o777)
+        res = self.rg('-m', '262144', self.prog('writefile'),
+                      os.path.join(wdir, 'f'), str(60 * MIB))
+        self.assertRun(res)
+        res = self.rg('-m', '262144', self.prog('hello'), meta='meta2')
+        self.assertRun(res)
+        self.assertLess(res.i('memory-bytes'), 16 * MIB, res.describe())
 
 
 class RlimitTest(RGTestCase):

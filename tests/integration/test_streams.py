@@ -2,7 +2,10 @@
 """stdout/stderr forwarding, -o/-e files, -s truncation, stdin, environment."""
 
 import os
+import signal
 import stat
+import subprocess
+import threading
 
 from rgtest import CALLER_PATH, RGTestCase, main
 
@@ -118,6 +121,104 @@ class StreamTest(RGTestCase):
         res = self.rg(self.prog('output'), '1000000')
         self.assertRun(res)
         self.assertEqual(res.out, pattern(1000000))
+
+    def test_runguard_stdout_in_append_mode(self):
+        # splice() refuses O_APPEND destinations; forwarding must still work.
+        with open(self.path('appended'), 'wb') as f:
+            f.write(b'before\n')
+        with open(self.path('appended'), 'ab') as out:
+            res = self.run_raw(self.user_opts() + ['-M', self.path('meta'),
+                                                   self.prog('output'),
+                                                   '200000'],
+                               meta_path=self.path('meta'),
+                               stdout=out)
+        self.assertRun(res)
+        self.assertEqual(self.read('appended'), b'before\n' + pattern(200000))
+
+    def test_runguard_stdout_devnull(self):
+        res = self.run_raw(self.user_opts() + ['-M', self.path('meta'),
+                                               self.prog('output'), '1000000',
+                                               'both'],
+                           meta_path=self.path('meta'),
+                           stdout=subprocess.DEVNULL)
+        self.assertRun(res)
+        self.assertEqual(res.i('stdout-bytes'), 1000000)
+        self.assertEqual(res.i('stderr-bytes'), 1000000)
+
+    def test_runguard_stdout_is_a_tty(self):
+        master, slave = os.openpty()
+        chunks = []
+
+        def reader():
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                chunks.append(data)
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        try:
+            res = self.run_raw(self.user_opts() + ['-M', self.path('meta'),
+                                                   self.prog('output'),
+                                                   '20000'],
+                               meta_path=self.path('meta'), stdout=slave)
+        finally:
+            os.close(slave)
+        t.join(5)
+        os.close(master)
+        self.assertRun(res)
+        self.assertEqual(res.i('stdout-bytes'), 20000)
+        got = b''.join(chunks).replace(b'\r\n', b'\n')
+        self.assertEqual(got, pattern(20000))
+
+    def test_runguard_stdout_reader_gone(self):
+        # Like runpipe: SIGPIPE ignored and the reader of runguard's stdout
+        # has gone away.  runguard must still finish and write the meta file.
+        r, w = os.pipe()
+        os.close(r)
+
+        def ignore_sigpipe():
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+        try:
+            res = self.run_raw(self.user_opts() + ['-M', self.path('meta'),
+                                                   '-t', '10:12',
+                                                   self.prog('output'),
+                                                   '200000'],
+                               meta_path=self.path('meta'), stdout=w,
+                               preexec_fn=ignore_sigpipe, timeout=30)
+        finally:
+            os.close(w)
+        self.assertMeta(res)
+        self.assertEqual(res.m['time-result'], '', res.describe())
+
+    def test_program_closing_its_streams_keeps_running(self):
+        res = self.rg('/bin/sh', '-c',
+                      'echo early; exec >&- 2>&-; %s 0.5; exit 7'
+                      % self.prog('sleep'))
+        self.assertRun(res, exitcode=7)
+        self.assertEqual(res.stdout, 'early\n')
+        self.assertGreaterEqual(res.f('wall-time'), 0.45, res.describe())
+
+    def test_escapee_flooding_output_does_not_block(self):
+        # A setsid()ed grandchild keeps writing after the main child exited:
+        # runguard must not wait for it (bounded by timeout(1) anyway).
+        res = self.rg('-s', '1024', '-o', 'out', '/bin/sh', '-c',
+                      'setsid timeout 20 yes & sleep 0.3; exit 0',
+                      timeout=40)
+        self.assertRun(res, exitcode=0, truncated=True)
+        self.assertLess(res.elapsed, 10, res.describe())
+        self.assertEqual(res.m['output-truncated'], 'stdout')
+        self.assertEqual(os.path.getsize(self.path('out')), 1024 * 1024)
+
+    def test_unwritable_output_file(self):
+        res = self.rg('-o', '/nonexistent-rgtest/out', self.prog('hello'))
+        self.assertEqual(res.rc, 255, res.describe())
+        self.assertNotIn('hello stdout', res.stdout)
+        if res.meta is not None:
+            self.assertIn('internal-error', res.keys, res.describe())
 
     def test_stdin_passed_through(self):
         data = os.urandom(12345)

@@ -168,14 +168,23 @@ static void report(const char *name, long ret, int err)
 		printf("sys-%s: %s\n", name, strerrorname_np(err));
 }
 
-#define TRY(name, call)                           \
-	do {                                      \
-		long r_;                          \
-		errno = 0;                        \
-		r_ = (call);                      \
-		report(name, r_, errno);          \
-		if (r_ > 2 && strcmp(name, "userfaultfd") == 0) \
-			close((int)r_);           \
+#define TRY(name, call)                   \
+	do {                              \
+		long r_;                  \
+		errno = 0;                \
+		r_ = (call);              \
+		report(name, r_, errno);  \
+	} while (0)
+
+/* The same for calls that return a file descriptor on success. */
+#define TRY_FD(name, call)                \
+	do {                              \
+		long r_;                  \
+		errno = 0;                \
+		r_ = (call);              \
+		report(name, r_, errno);  \
+		if (r_ >= 0)              \
+			close((int)r_);   \
 	} while (0)
 
 /*
@@ -316,9 +325,10 @@ int main(void)
 	TRY("request_key", syscall(SYS_request_key, "rgtest-nosuchtype",
 				   "rgtest", NULL, 0));
 	TRY("bpf", syscall(SYS_bpf, 0x7fff, NULL, 0));
-	TRY("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
-	TRY("userfaultfd", syscall(SYS_userfaultfd, O_CLOEXEC | 1 /* UFFD_USER_MODE_ONLY */));
-	TRY("io_uring_setup", syscall(SYS_io_uring_setup, 0, NULL));
+	TRY_FD("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+	/* 1 = UFFD_USER_MODE_ONLY: allowed unprivileged on any setting */
+	TRY_FD("userfaultfd", syscall(SYS_userfaultfd, O_CLOEXEC | 1));
+	TRY_FD("io_uring_setup", syscall(SYS_io_uring_setup, 0, NULL));
 	TRY("io_uring_enter", syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
 	TRY("io_uring_register", syscall(SYS_io_uring_register, -1, 0, NULL, 0));
 	TRY("mount", syscall(SYS_mount, "rgtest", "/nonexistent-rgtest",
@@ -326,12 +336,12 @@ int main(void)
 	TRY("umount2", syscall(SYS_umount2, "/nonexistent-rgtest", 0));
 	TRY("pivot_root", syscall(SYS_pivot_root, "/nonexistent-rgtest",
 				  "/nonexistent-rgtest"));
-	TRY("open_tree", syscall(SYS_open_tree, -1, "/nonexistent-rgtest", 0U));
+	TRY_FD("open_tree", syscall(SYS_open_tree, -1, "/nonexistent-rgtest", 0U));
 	TRY("move_mount", syscall(SYS_move_mount, -1, "", -1, "", 0U));
-	TRY("fsopen", syscall(SYS_fsopen, "tmpfs", 0U));
+	TRY_FD("fsopen", syscall(SYS_fsopen, "tmpfs", 0U));
 	TRY("fsconfig", syscall(SYS_fsconfig, -1, 0U, NULL, NULL, 0));
-	TRY("fsmount", syscall(SYS_fsmount, -1, 0U, 0U));
-	TRY("fspick", syscall(SYS_fspick, -1, "/nonexistent-rgtest", 0U));
+	TRY_FD("fsmount", syscall(SYS_fsmount, -1, 0U, 0U));
+	TRY_FD("fspick", syscall(SYS_fspick, -1, "/nonexistent-rgtest", 0U));
 	TRY("unshare0", syscall(SYS_unshare, 0));
 	try_in_child("unshare-newuser", do_unshare_user);
 	TRY("setns", syscall(SYS_setns, -1, 0));
