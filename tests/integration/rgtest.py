@@ -49,6 +49,10 @@ CALLER_ENV = {
     'HOME': '/root',
     'LC_ALL': 'C',
 }
+# A sanitizer build of runguard takes its settings from the caller; runguard
+# resets the command's environment, so the tests see no difference.
+CALLER_ENV.update({k: v for k, v in os.environ.items()
+                   if k in ('ASAN_OPTIONS', 'UBSAN_OPTIONS', 'LSAN_OPTIONS')})
 
 PROGRAM_NAMES = (
     'hello', 'exitcode', 'signal', 'spin', 'sleep', 'memhog', 'output',
