@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * cgroup v1 backend: one directory per hierarchy (memory, cpuacct, freezer
- * and, when pinning, cpuset), found through libcgroup once per process.
+ * cgroup v1 backend: one directory per hierarchy (memory, cpuacct, freezer,
+ * cpu when mounted and, when pinning, cpuset), found through libcgroup once
+ * per process. The cpu group holds no setting; as in DOMjudge it makes each
+ * run one scheduling group, so a many-threaded run competes with concurrent
+ * runs as one.
  * Controllers co-mounted in one hierarchy share one directory.
  */
 #include <fcntl.h>
@@ -17,12 +20,20 @@
 #include "cgroup_backend.h"
 #include "error.h"
 
-enum v1_ctrl { V1_MEMORY, V1_CPUACCT, V1_FREEZER, V1_CPUSET, V1_NR_CTRL };
+enum v1_ctrl {
+	V1_MEMORY,
+	V1_CPUACCT,
+	V1_FREEZER,
+	V1_CPU, /* optional: used when mounted */
+	V1_CPUSET, /* last: only when pinning */
+	V1_NR_CTRL
+};
 
 static const char *const v1_ctrl_name[V1_NR_CTRL] = {
 	[V1_MEMORY] = "memory",
 	[V1_CPUACCT] = "cpuacct",
 	[V1_FREEZER] = "freezer",
+	[V1_CPU] = "cpu",
 	[V1_CPUSET] = "cpuset",
 };
 
@@ -97,7 +108,7 @@ static int v1_check_mounts(bool want_cpuset, struct rg_error *err)
 		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
 			       cgroup_strerror(v1_mounts.init_ret));
 	for (i = 0; i < V1_NR_CTRL; i++) {
-		if (i == V1_CPUSET && !want_cpuset)
+		if ((i == V1_CPUSET && !want_cpuset) || i == V1_CPU)
 			continue;
 		if (v1_mounts.ret[i])
 			return rg_fail(err, ENODEV,
@@ -270,6 +281,8 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 	if (!cg)
 		return -1;
 	for (i = 0; i < nr; i++) {
+		if (i == V1_CPU && v1_mounts.ret[i])
+			continue;
 		if (v1_add_hier(cg, i, parent, want_cpuset, err) < 0) {
 			rg_fail_context(err, "cgroup v1 %s:%s",
 					v1_ctrl_name[i], cg->base.label);

@@ -38,7 +38,7 @@ VALID_USERS = os.environ.get('RG_VALID_USERS') or '%s,%s-*' % (RUNUSER, RUNUSER)
 REQUIRE_PRIVILEGED = os.environ.get('RUNGUARD_REQUIRE_PRIVILEGED') == '1'
 
 CGROOT = '/sys/fs/cgroup'
-V1_CONTROLLERS = ('memory', 'cpuacct', 'freezer', 'cpuset')
+V1_CONTROLLERS = ('memory', 'cpuacct', 'freezer', 'cpu', 'cpuset')
 
 # The environment runguard itself is started with (much like sudo's reset
 # environment), plus a marker to check that the environment is reset.
