@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""librunguard used by another judge: examples/minijudge links the shared
+library and judges real programs with it."""
+
+import os
+import subprocess
+
+from rgtest import CALLER_ENV, RUN_USER, RGTestCase, main
+
+MINIJUDGE = os.environ.get('RG_MINIJUDGE', '')
+
+
+class LibraryTest(RGTestCase):
+
+    def judge(self, program, answer):
+        with open(self.path('in'), 'w') as f:
+            f.write('20 22\n')
+        with open(self.path('expected'), 'w') as f:
+            f.write(answer)
+        proc = subprocess.run(
+            [MINIJUDGE, RUN_USER, program, 'in', 'expected'],
+            cwd=self.tdir, env=dict(CALLER_ENV), capture_output=True,
+            text=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout.split()[0], proc.stdout
+
+    def script(self, name, body):
+        path = self.path(name)
+        with open(path, 'w') as f:
+            f.write('#!/bin/sh\n' + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_links_only_the_public_library(self):
+        libs = subprocess.run(['ldd', MINIJUDGE], capture_output=True,
+                              text=True, check=True).stdout
+        self.assertIn('librunguard.so.0', libs)
+
+    def test_correct_and_wrong_answer(self):
+        solve = self.script('solve', 'read a b; echo $((a + b))\n')
+        self.assertEqual(self.judge(solve, '42\n')[0], 'CORRECT')
+        self.assertEqual(self.judge(solve, '43\n')[0], 'WRONG-ANSWER')
+
+    def test_time_limit_and_run_error(self):
+        spin = self.script('spin', 'while :; do :; done\n')
+        verdict, line = self.judge(spin, '42\n')
+        self.assertEqual(verdict, 'TIMELIMIT', line)
+        crash = self.script('crash', 'kill -SEGV $$\n')
+        verdict, line = self.judge(crash, '42\n')
+        self.assertEqual(verdict, 'RUN-ERROR', line)
+        self.assertIn('exit=139', line)
+
+    def test_memory_limit(self):
+        # minijudge sets 256 MiB; python allocates 400 MiB
+        hog = self.script('hog', 'exec /usr/bin/python3 -c '
+                          '"x = bytearray(400 << 20)"\n')
+        verdict, line = self.judge(hog, '42\n')
+        self.assertEqual(verdict, 'MEMORY-LIMIT', line)
+
+
+if __name__ == '__main__':
+    main()
