@@ -193,7 +193,9 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 	if (rg_supervisor_attach(&r->sup, &r->child, r->slot->cgroup,
 				 r->streams, err) < 0)
 		return -1;
-	return rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err);
+	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
+		return -1;
+	return rg_slot_hold_namespaces(r->slot, r->child.pid, err);
 }
 
 /* The timed window opens here. */

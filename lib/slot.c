@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "slot.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +40,7 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 	if (!slot)
 		return rg_fail(err, errno, "allocating a slot");
 	for (int i = 0; i < RG_NS_COUNT; i++)
-		slot->ns_fd[i] = -1;
+		slot->ns_fd[i] = slot->held_ns_fd[i] = -1;
 	slot->transient = true;
 	slot->clone_flags = RG_TRANSIENT_NS_FLAGS;
 	transient_name(name, sizeof(name));
@@ -56,6 +57,30 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 	return 0;
 }
 
+static const char *const ns_names[RG_NS_COUNT] = {
+	[RG_NS_IPC] = "ipc",
+	[RG_NS_NET] = "net",
+	[RG_NS_MNT] = "mnt",
+	[RG_NS_UTS] = "uts",
+};
+
+int rg_slot_hold_namespaces(struct rg_slot *slot, pid_t child,
+			    struct rg_error *err)
+{
+	char path[64];
+
+	if (!slot->clone_flags)
+		return 0;
+	for (int i = 0; i < RG_NS_COUNT; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)child,
+			 ns_names[i]);
+		slot->held_ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (slot->held_ns_fd[i] < 0)
+			return rg_fail(err, errno, "opening %s", path);
+	}
+	return 0;
+}
+
 int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
 {
 	int rc = 0;
@@ -64,9 +89,12 @@ int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
 		return 0;
 	if (slot->transient)
 		rc = rg_cgroup_destroy(slot->cgroup, err);
-	for (int i = 0; i < RG_NS_COUNT; i++)
+	for (int i = 0; i < RG_NS_COUNT; i++) {
 		if (slot->ns_fd[i] >= 0)
 			close(slot->ns_fd[i]);
+		if (slot->held_ns_fd[i] >= 0)
+			close(slot->held_ns_fd[i]);
+	}
 	free(slot);
 	return rc;
 }

@@ -28,12 +28,23 @@ struct rg_slot {
 	unsigned long clone_flags;
 	/* namespaces the child joins with setns (pooled slots), or -1 */
 	int ns_fd[RG_NS_COUNT];
+	/*
+	 * A transient slot's namespaces, held from the child's READY to the
+	 * release: otherwise the command's exit would tear them down (the
+	 * mount namespace waits for an RCU grace period) inside the timed
+	 * window.
+	 */
+	int held_ns_fd[RG_NS_COUNT];
 	bool transient;
 };
 
 /* A fresh cgroup (limits applied) and fresh namespaces for one run. */
 int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 			   struct rg_error *err);
+
+/* Take references to the namespaces the child created (transient slots). */
+int rg_slot_hold_namespaces(struct rg_slot *slot, pid_t child,
+			    struct rg_error *err);
 
 /* Give the slot back: a transient slot is destroyed. NULL-safe. */
 int rg_slot_release(struct rg_slot *slot, struct rg_error *err);
