@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,6 +38,24 @@ static int flush_meta(FILE *meta)
 	if (!errno)
 		errno = EIO;
 	return -1;
+}
+
+/*
+ * "key: text" on one line: a newline in the text would forge keys, so line
+ * breaks become spaces. At most max bytes of text are written.
+ */
+static int put_line(FILE *meta, const char *key, const char *text,
+		    size_t max)
+{
+	if (fprintf(meta, "%s: ", key) < 0)
+		return -1;
+	for (size_t i = 0; i < max && text[i]; i++)
+		if (fputc(text[i] == '\n' || text[i] == '\r' ? ' ' : text[i],
+			  meta) == EOF)
+			return -1;
+	if (fputc('\n', meta) == EOF)
+		return -1;
+	return 0;
 }
 
 static int put_seconds(FILE *meta, const char *key, double seconds)
@@ -102,13 +121,24 @@ static int put_streams(FILE *meta, const struct rg_result *result,
 	return 0;
 }
 
+/* runguard's own keys: after DOMjudge's, whose order they never change. */
+static int put_extra(FILE *meta, const struct rg_result *result)
+{
+	if (result->memory_method[0] &&
+	    put_line(meta, "memory-method", result->memory_method,
+		     sizeof(result->memory_method)))
+		return -1;
+	return 0;
+}
+
 int rg_meta_write_result(FILE *meta, const struct rg_result *result,
 			 const struct rg_meta_options *options)
 {
 	errno = 0;
 	if (put_exit(meta, result) ||
 	    put_times(meta, result, options->time_used) ||
-	    put_streams(meta, result, options->stream_limit_given)) {
+	    put_streams(meta, result, options->stream_limit_given) ||
+	    (options->extra_keys && put_extra(meta, result))) {
 		if (!errno)
 			errno = EIO;
 		return -1;
@@ -119,17 +149,10 @@ int rg_meta_write_result(FILE *meta, const struct rg_result *result,
 int rg_meta_write_internal_error(FILE *meta, const char *text)
 {
 	errno = 0;
-	/* One key per line: a newline in the text would forge keys. */
-	if (fputs("internal-error: ", meta) == EOF)
-		goto fail;
-	for (const char *p = text; *p; p++)
-		if (fputc(*p == '\n' || *p == '\r' ? ' ' : *p, meta) == EOF)
-			goto fail;
-	if (fputc('\n', meta) == EOF)
-		goto fail;
+	if (put_line(meta, "internal-error", text, SIZE_MAX)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
 	return flush_meta(meta);
-fail:
-	if (!errno)
-		errno = EIO;
-	return -1;
 }

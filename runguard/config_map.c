@@ -121,4 +121,6 @@ void rg_cli_meta_options(const struct rg_cli_options *o,
 {
 	meta->time_used = o->time_used;
 	meta->stream_limit_given = o->has_stream_limit;
+	/* memory-method after DOMjudge's keys, which ignore it */
+	meta->extra_keys = true;
 }

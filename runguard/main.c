@@ -65,8 +65,9 @@ static void close_meta(struct cli *cli)
 
 /*
  * Fatal error after the meta file was opened. A valid result (the child's
- * set-up failed) is reported after internal-error, where DOMjudge's
- * watchdog appends its keys to what its child wrote.
+ * set-up failed, or the cleanup after a completed run) is reported after
+ * internal-error, where DOMjudge's watchdog appends its keys to what its
+ * child wrote; memory-method stays last, as in every layout with keys.
  */
 static void __attribute__((noreturn))
 fatal(struct cli *cli, const struct rg_error *err,

@@ -17,10 +17,17 @@ struct rg_meta_options {
 	enum rg_time_type time_used;
 	/* a stream limit was given: write "output-truncated" */
 	bool stream_limit_given;
+	/*
+	 * Write runguard's own keys after DOMjudge's; currently only
+	 * "memory-method" (how memory-bytes was measured), and only when
+	 * result->memory_method is not empty.
+	 */
+	bool extra_keys;
 };
 
 /*
- * Write the keys of a completed run (memory-bytes ... stderr-bytes).
+ * Write the keys of a completed run (memory-bytes ... stderr-bytes), then
+ * runguard's own keys if options->extra_keys is set.
  * Returns 0, or -1 with errno set when writing failed.
  */
 RG_EXPORT int rg_meta_write_result(FILE *meta, const struct rg_result *result,

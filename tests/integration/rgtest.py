@@ -63,6 +63,10 @@ PROGRAM_NAMES = (
 
 MIB = 1 << 20
 
+# Every value of memory-method (how memory-bytes was measured).
+MEMORY_METHODS = ('memsw.max_usage_in_bytes', 'max_usage_in_bytes',
+                  'memory.peak', 'memory.peak(fd-reset)', 'rusage.maxrss')
+
 # Expected value format of every meta key.
 META_VALUE_RE = {
     'internal-error': r'.+',
@@ -79,10 +83,20 @@ META_VALUE_RE = {
     'stdin-bytes': r'0',
     'stdout-bytes': r'[0-9]+',
     'stderr-bytes': r'[0-9]+',
+    # runguard's own key, after DOMjudge's (docs/meta-file.md)
+    'memory-method': '(%s)' % '|'.join(re.escape(m) for m in MEMORY_METHODS),
 }
 
 
-def expected_meta_keys(signal=False, truncated=False, internal_error=False):
+def expected_meta_keys(signal=False, truncated=False, internal_error=False,
+                       memory_method=True):
+    """The key sequence of a meta file with the keys of a run.
+
+    internal_error: the file starts with internal-error (the child's set-up
+    failed, or the cleanup of a completed run did); the keys of the run
+    follow, memory-method included.  A file that holds only internal-error
+    (runguard failed before the command could run) is not described here.
+    """
     keys = ['internal-error'] if internal_error else []
     keys += ['memory-bytes', 'exitcode']
     if signal:
@@ -92,6 +106,8 @@ def expected_meta_keys(signal=False, truncated=False, internal_error=False):
     if truncated:
         keys.append('output-truncated')
     keys += ['stdin-bytes', 'stdout-bytes', 'stderr-bytes']
+    if memory_method:
+        keys.append('memory-method')
     return keys
 
 

@@ -3,7 +3,34 @@
 
 import os
 
+import rgtest
 from rgtest import MIB, RGTestCase, main
+
+
+def expected_memory_method():
+    """The memory-method this machine's kernel allows, from its files.
+
+    Called after a run, when the parent cgroup exists.  The run cgroup is a
+    fresh child of it with the same memory controller files.
+    """
+    mode = rgtest.cgroup_mode()
+    if mode == 'v1':
+        parent = os.path.join(rgtest.CGROOT, 'memory', rgtest.CGROUP_PARENT)
+        # Without swap accounting there is no memsw.* file.
+        if os.path.exists(os.path.join(
+                parent, 'memory.memsw.max_usage_in_bytes')):
+            return 'memsw.max_usage_in_bytes'
+        return 'max_usage_in_bytes'
+    peak = os.path.join(rgtest.CGROOT, rgtest.CGROUP_PARENT, 'memory.peak')
+    if not os.path.exists(peak):
+        return 'rusage.maxrss'       # no memory.peak (before 5.19)
+    # memory.peak is writable, and so resettable per fd, from 6.12 on.
+    try:
+        fd = os.open(peak, os.O_RDWR)
+    except OSError:
+        return 'memory.peak'
+    os.close(fd)
+    return 'memory.peak(fd-reset)'
 
 
 class MetaFormatTest(RGTestCase):
@@ -179,6 +206,22 @@ class TimeLimitTest(RGTestCase):
 
 
 class MemoryLimitTest(RGTestCase):
+
+    def test_memory_method_names_the_measurement(self):
+        res = self.rg('-s', '100', self.prog('memhog'), '20')
+        self.assertRun(res, truncated=True)
+        # runguard's own key comes after all of DOMjudge's.
+        self.assertEqual(res.keys[-1], 'memory-method', res.describe())
+        self.assertEqual(res.keys.count('memory-method'), 1, res.describe())
+        self.assertTrue(res.meta_text.endswith(
+            'stderr-bytes: %d\nmemory-method: %s\n'
+            % (res.i('stderr-bytes'), res.m['memory-method'])),
+            res.describe())
+        self.assertEqual(res.m['memory-method'], expected_memory_method(),
+                         'cgroup %s\n%s' % (rgtest.cgroup_mode(),
+                                            res.describe()))
+        self.assertGreaterEqual(res.i('memory-bytes'), 20 * MIB,
+                                res.describe())
 
     def test_memory_limit_exceeded(self):
         res = self.rg('-m', '65536', self.prog('memhog'), '200')

@@ -86,6 +86,8 @@ static void test_minimal(void **state)
 	rg_cli_meta_options(&m.o, &mo);
 	assert_int_equal(mo.time_used, RG_TIME_CPU);
 	assert_false(mo.stream_limit_given);
+	/* runguard's own keys (memory-method) are always written */
+	assert_true(mo.extra_keys);
 	unmap(&m);
 }
 
@@ -126,6 +128,7 @@ static void test_judgedaemon_run(void **state)
 	rg_cli_meta_options(&m.o, &mo);
 	assert_int_equal(mo.time_used, RG_TIME_CPU);
 	assert_true(mo.stream_limit_given);
+	assert_true(mo.extra_keys);
 	unmap(&m);
 }
 

@@ -27,7 +27,24 @@ static struct rg_result normal_result(void)
 	r.memory_bytes = 2732032;
 	r.stream_bytes[RG_STDOUT] = 14;
 	r.stream_bytes[RG_STDERR] = 0;
+	/* without extra_keys it must not show up */
+	strcpy(r.memory_method, "memory.peak");
 	return r;
+}
+
+static void expect_meta_opts(const struct rg_result *r,
+			     const struct rg_meta_options *mo,
+			     const char *expected)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(rg_meta_write_result(f, r, mo), 0);
+	fclose(f);
+	assert_string_equal(text, expected);
+	free(text);
 }
 
 static void expect_meta(const struct rg_result *r, enum rg_time_type used,
@@ -35,15 +52,8 @@ static void expect_meta(const struct rg_result *r, enum rg_time_type used,
 {
 	struct rg_meta_options mo = { .time_used = used,
 				      .stream_limit_given = stream_limit };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
 
-	assert_non_null(f);
-	assert_int_equal(rg_meta_write_result(f, r, &mo), 0);
-	fclose(f);
-	assert_string_equal(text, expected);
-	free(text);
+	expect_meta_opts(r, &mo, expected);
 }
 
 static void test_normal_run(void **state)
@@ -98,7 +108,8 @@ static void test_truncated_streams(void **state)
 	(void)state;
 	for (int i = 0; i < 4; i++) {
 		struct rg_result r = normal_result();
-		struct rg_meta_options mo = { RG_TIME_CPU, true };
+		struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+					      .stream_limit_given = true };
 		char *text = NULL, frag[64];
 		size_t len = 0;
 		FILE *f = open_memstream(&text, &len);
@@ -174,7 +185,8 @@ static void test_command_signal_is_not_signal_key(void **state)
 static void test_sigterm_received(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { RG_TIME_CPU, false };
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -228,7 +240,8 @@ static void test_no_cpu_time(void **state)
 static void test_big_numbers(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { RG_TIME_CPU, false };
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -243,10 +256,143 @@ static void test_big_numbers(void **state)
 	free(text);
 }
 
+static void test_memory_method_last(void **state)
+{
+	static const char *const methods[] = {
+		"memsw.max_usage_in_bytes", "max_usage_in_bytes",
+		"memory.peak", "memory.peak(fd-reset)", "rusage.maxrss",
+	};
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .stream_limit_given = true,
+				      .extra_keys = true };
+	char want[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+		struct rg_result r = normal_result();
+
+		snprintf(r.memory_method, sizeof(r.memory_method), "%s",
+			 methods[i]);
+		snprintf(want, sizeof(want),
+			 "memory-bytes: 2732032\n"
+			 "exitcode: 0\n"
+			 "wall-time: 0.013\n"
+			 "user-time: 0.000\n"
+			 "sys-time: 0.004\n"
+			 "cpu-time: 0.005\n"
+			 "time-used: cpu-time\n"
+			 "time-result: \n"
+			 "output-truncated: \n"
+			 "stdin-bytes: 0\n"
+			 "stdout-bytes: 14\n"
+			 "stderr-bytes: 0\n"
+			 "memory-method: %s\n",
+			 methods[i]);
+		expect_meta_opts(&r, &mo, want);
+	}
+}
+
+/* DOMjudge's keys keep their order and values; the extra key is last. */
+static void test_memory_method_after_optional_keys(void **state)
+{
+	struct rg_result r = normal_result();
+	struct rg_meta_options mo = { .time_used = RG_TIME_WALL,
+				      .stream_limit_given = true,
+				      .extra_keys = true };
+
+	(void)state;
+	r.exit_code = 143;
+	r.received_signal = SIGALRM;
+	r.wall_limit = RG_LIMIT_HARD;
+	r.stream_truncated[RG_STDERR] = true;
+	strcpy(r.memory_method, "memsw.max_usage_in_bytes");
+	expect_meta_opts(&r, &mo,
+			 "memory-bytes: 2732032\n"
+			 "exitcode: 143\n"
+			 "signal: 14\n"
+			 "wall-time: 0.013\n"
+			 "user-time: 0.000\n"
+			 "sys-time: 0.004\n"
+			 "cpu-time: 0.005\n"
+			 "time-used: wall-time\n"
+			 "time-result: hard-timelimit\n"
+			 "output-truncated: stderr\n"
+			 "stdin-bytes: 0\n"
+			 "stdout-bytes: 14\n"
+			 "stderr-bytes: 0\n"
+			 "memory-method: memsw.max_usage_in_bytes\n");
+}
+
+static void test_memory_method_empty(void **state)
+{
+	struct rg_result r = normal_result();
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .extra_keys = true };
+
+	(void)state;
+	r.memory_method[0] = '\0';
+	expect_meta_opts(&r, &mo,
+			 "memory-bytes: 2732032\n"
+			 "exitcode: 0\n"
+			 "wall-time: 0.013\n"
+			 "user-time: 0.000\n"
+			 "sys-time: 0.004\n"
+			 "cpu-time: 0.005\n"
+			 "time-used: cpu-time\n"
+			 "time-result: \n"
+			 "stdin-bytes: 0\n"
+			 "stdout-bytes: 14\n"
+			 "stderr-bytes: 0\n");
+}
+
+/* One line whatever the string holds, and never past the array. */
+static void test_memory_method_one_line(void **state)
+{
+	struct rg_result r = normal_result();
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .extra_keys = true };
+	char want[1024];
+
+	(void)state;
+	strcpy(r.memory_method, "x\nexitcode: 0\r");
+	expect_meta_opts(&r, &mo,
+			 "memory-bytes: 2732032\n"
+			 "exitcode: 0\n"
+			 "wall-time: 0.013\n"
+			 "user-time: 0.000\n"
+			 "sys-time: 0.004\n"
+			 "cpu-time: 0.005\n"
+			 "time-used: cpu-time\n"
+			 "time-result: \n"
+			 "stdin-bytes: 0\n"
+			 "stdout-bytes: 14\n"
+			 "stderr-bytes: 0\n"
+			 "memory-method: x exitcode: 0 \n");
+
+	/* not NUL-terminated: exactly sizeof(memory_method) bytes */
+	memset(r.memory_method, 'a', sizeof(r.memory_method));
+	snprintf(want, sizeof(want),
+		 "memory-bytes: 2732032\n"
+		 "exitcode: 0\n"
+		 "wall-time: 0.013\n"
+		 "user-time: 0.000\n"
+		 "sys-time: 0.004\n"
+		 "cpu-time: 0.005\n"
+		 "time-used: cpu-time\n"
+		 "time-result: \n"
+		 "stdin-bytes: 0\n"
+		 "stdout-bytes: 14\n"
+		 "stderr-bytes: 0\n"
+		 "memory-method: %.*s\n",
+		 (int)sizeof(r.memory_method), r.memory_method);
+	expect_meta_opts(&r, &mo, want);
+}
+
 static void test_internal_error(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { RG_TIME_CPU, false };
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
@@ -274,6 +420,41 @@ static void test_internal_error(void **state)
 	free(text);
 }
 
+/* The CLI's layout after a child-side failure: memory-method still last. */
+static void test_internal_error_extra_keys(void **state)
+{
+	struct rg_result r = normal_result();
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .extra_keys = true };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	r.exit_code = 255;
+	r.wall_time = 0;
+	strcpy(r.memory_method, "rusage.maxrss");
+	assert_int_equal(rg_meta_write_internal_error(f,
+			 "runguard: cannot chdir to `/x'"), 0);
+	assert_int_equal(rg_meta_write_result(f, &r, &mo), 0);
+	fclose(f);
+	assert_string_equal(text,
+		"internal-error: runguard: cannot chdir to `/x'\n"
+		"memory-bytes: 2732032\n"
+		"exitcode: 255\n"
+		"wall-time: 0.000\n"
+		"user-time: 0.000\n"
+		"sys-time: 0.004\n"
+		"cpu-time: 0.005\n"
+		"time-used: cpu-time\n"
+		"time-result: \n"
+		"stdin-bytes: 0\n"
+		"stdout-bytes: 14\n"
+		"stderr-bytes: 0\n"
+		"memory-method: rusage.maxrss\n");
+	free(text);
+}
+
 static void test_internal_error_one_line(void **state)
 {
 	char *text = NULL;
@@ -291,7 +472,9 @@ static void test_internal_error_one_line(void **state)
 static void test_write_errors(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { RG_TIME_CPU, true };
+	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+				      .stream_limit_given = true,
+				      .extra_keys = true };
 	FILE *f = fopen("/dev/full", "w");
 
 	(void)state;
@@ -318,7 +501,12 @@ int main(void)
 		cmocka_unit_test(test_sigterm_received),
 		cmocka_unit_test(test_no_cpu_time),
 		cmocka_unit_test(test_big_numbers),
+		cmocka_unit_test(test_memory_method_last),
+		cmocka_unit_test(test_memory_method_after_optional_keys),
+		cmocka_unit_test(test_memory_method_empty),
+		cmocka_unit_test(test_memory_method_one_line),
 		cmocka_unit_test(test_internal_error),
+		cmocka_unit_test(test_internal_error_extra_keys),
 		cmocka_unit_test(test_internal_error_one_line),
 		cmocka_unit_test(test_write_errors),
 	};
