@@ -41,10 +41,14 @@ static int files_equal(const char *a, const char *b)
 static const char *verdict(const struct rg_result *r, const char *out,
 			   const char *expected)
 {
-	if (r->wall_limit & RG_LIMIT_HARD || r->cpu_limit)
-		return "TIMELIMIT";
+	/*
+	 * An OOM kill is a kernel fact; the time overrun of a program that
+	 * fills its memory can be a consequence of reclaim near the limit.
+	 */
 	if (r->oom_killed)
 		return "MEMORY-LIMIT";
+	if (r->wall_limit & RG_LIMIT_HARD || r->cpu_limit)
+		return "TIMELIMIT";
 	if (r->exit_code != 0)
 		return "RUN-ERROR";
 	if (r->stream_truncated[RG_STDOUT])
