@@ -106,6 +106,18 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 	return cg->ops->read_stats(cg, stats, err);
 }
 
+unsigned int rg_cgroup_sample_interval_ms(const struct rg_cgroup *cg)
+{
+	return cg->ops->sample_interval_ms ? cg->ops->sample_interval_ms(cg) :
+					     0;
+}
+
+void rg_cgroup_sample(struct rg_cgroup *cg)
+{
+	if (cg->ops->sample)
+		cg->ops->sample(cg);
+}
+
 int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err)
 {
 	struct rg_error kill_err;

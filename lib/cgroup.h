@@ -33,6 +33,8 @@ struct rg_cgroup_stats {
 	uint64_t memory_peak;   /* bytes */
 	char memory_method[40]; /* e.g. "memsw.max_usage_in_bytes" */
 	bool memory_peak_valid; /* false when the kernel offers no peak */
+	/* sampled, not kept by the kernel: the true peak may be higher */
+	bool memory_peak_lower_bound;
 	int64_t cpu_ns;         /* since rg_cgroup_start(); -1 if unknown */
 	bool oom_killed;        /* since rg_cgroup_start() */
 };
@@ -89,6 +91,15 @@ int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);
 
 int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 			 struct rg_error *err);
+
+/*
+ * Where the kernel keeps no memory peak (cgroup v2 before 5.19), the
+ * supervisor samples memory.current every this many ms while the command
+ * runs; 0 when no sampling is needed. rg_cgroup_sample() takes one sample:
+ * one pread() on an open fd.
+ */
+unsigned int rg_cgroup_sample_interval_ms(const struct rg_cgroup *cg);
+void rg_cgroup_sample(struct rg_cgroup *cg);
 
 /*
  * Kill whatever is left, remove the directories (retrying briefly on

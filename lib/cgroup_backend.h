@@ -35,6 +35,9 @@ struct rg_cgroup_ops {
 	int (*populated)(struct rg_cgroup *cg, struct rg_error *err);
 	int (*read_stats)(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 			  struct rg_error *err);
+	/* optional: kernels that keep no memory peak (see cgroup.h) */
+	unsigned int (*sample_interval_ms)(const struct rg_cgroup *cg);
+	void (*sample)(struct rg_cgroup *cg);
 	/* rmdir what was created; -1 if a directory stays */
 	int (*remove)(struct rg_cgroup *cg, struct rg_error *err);
 	/* close every fd and free */

@@ -26,6 +26,7 @@ enum v2_file {
 	F_MEM_MAX,    /* memory.max */
 	F_SWAP_MAX,   /* memory.swap.max, missing without swap accounting */
 	F_PEAK,	      /* memory.peak, 5.19+; resettable per fd from 6.12 */
+	F_CURRENT,    /* memory.current: sampled where there is no peak */
 	F_MEM_EVENTS, /* memory.events: oom_kill */
 	F_CPUS,	      /* cpuset.cpus */
 	F_MEMS,	      /* cpuset.mems */
@@ -49,6 +50,7 @@ static const struct v2_file_spec v2_files[V2_NR_FILES] = {
 	[F_SWAP_MAX] = { RG_CG_MEMORY, "memory.swap.max", O_RDWR, true },
 	/* Read-write only from 6.12 (see v2_open_peak). */
 	[F_PEAK] = { RG_CG_MEMORY, "memory.peak", O_RDWR, true },
+	[F_CURRENT] = { RG_CG_MEMORY, "memory.current", O_RDONLY, false },
 	[F_MEM_EVENTS] = { RG_CG_MEMORY, "memory.events", O_RDONLY, false },
 	[F_CPUS] = { RG_CG_CPUSET, "cpuset.cpus", O_RDWR, false },
 	[F_MEMS] = { RG_CG_CPUSET, "cpuset.mems", O_RDWR, false },
@@ -70,7 +72,13 @@ struct rg_cgroup_v2 {
 	unsigned int nr_starts;
 	uint64_t cpu_base;
 	uint64_t oom_base;
+	uint64_t max_events_base; /* memory.events "max": limit reached */
+	uint64_t memory_limit;	  /* as written to memory.max */
+	uint64_t sampled_peak;	  /* without memory.peak */
 };
+
+/* Often enough to see a test case's allocation, rare enough to be free. */
+#define V2_SAMPLE_INTERVAL_MS 5
 
 static const struct rg_cgroup_ops v2_ops;
 
@@ -182,6 +190,7 @@ static struct rg_cgroup_v2 *v2_alloc(const char *parent, const char *name,
 	cg->ctrl = ctrl;
 	cg->parent_fd = -1;
 	cg->dir_fd = -1;
+	cg->memory_limit = RG_UNLIMITED;
 	for (i = 0; i < V2_NR_FILES; i++)
 		cg->fd[i] = -1;
 	if (rg_cg_label(&cg->base, parent, name, err) < 0) {
@@ -248,6 +257,7 @@ static int v2_set_memory(struct rg_cgroup_v2 *cg, uint64_t bytes,
 		snprintf(val, sizeof(val), "%" PRIu64, bytes);
 	if (v2_write(cg, F_MEM_MAX, val, err) < 0)
 		return -1;
+	cg->memory_limit = bytes;
 	if (cg->fd[F_SWAP_MAX] < 0)
 		return 0;
 	return v2_write(cg, F_SWAP_MAX, bytes == RG_UNLIMITED ? "max" : "0",
@@ -309,6 +319,26 @@ static int v2_read_key(struct rg_cgroup_v2 *cg, enum v2_file f,
 	return 0;
 }
 
+static unsigned int v2_sample_interval_ms(const struct rg_cgroup *base)
+{
+	const struct rg_cgroup_v2 *cg = to_v2(base);
+
+	return cg->fd[F_PEAK] < 0 && cg->fd[F_CURRENT] >= 0 ?
+		       V2_SAMPLE_INTERVAL_MS :
+		       0;
+}
+
+static void v2_sample(struct rg_cgroup *base)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	uint64_t now;
+
+	if (cg->fd[F_CURRENT] >= 0 &&
+	    rg_cg_read_u64(cg->fd[F_CURRENT], &now) == 0 &&
+	    now > cg->sampled_peak)
+		cg->sampled_peak = now;
+}
+
 static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v2 *cg = to_v2(base);
@@ -321,8 +351,42 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
 		return -1;
 	if (cg->fd[F_MEM_EVENTS] >= 0 &&
-	    v2_read_key(cg, F_MEM_EVENTS, "oom_kill", &cg->oom_base, err) < 0)
+	    (v2_read_key(cg, F_MEM_EVENTS, "oom_kill", &cg->oom_base, err) < 0 ||
+	     v2_read_key(cg, F_MEM_EVENTS, "max", &cg->max_events_base, err) <
+		     0))
 		return -1;
+	cg->sampled_peak = 0;
+	if (cg->fd[F_PEAK] < 0)
+		v2_sample(&cg->base);
+	return 0;
+}
+
+/*
+ * Before 5.19 the kernel keeps no peak: the highest memory.current seen,
+ * and the limit itself when memory.events says usage reached it (usage
+ * never exceeds memory.max, so that is exact). A lower bound otherwise.
+ */
+static int v2_sampled_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
+			   struct rg_error *err)
+{
+	uint64_t max_events;
+
+	if (cg->fd[F_CURRENT] < 0) {
+		snprintf(st->memory_method, sizeof(st->memory_method), "none");
+		return 0;
+	}
+	v2_sample(&cg->base);
+	st->memory_peak = cg->sampled_peak;
+	st->memory_peak_valid = true;
+	st->memory_peak_lower_bound = true;
+	if (cg->memory_limit != RG_UNLIMITED &&
+	    v2_read_key(cg, F_MEM_EVENTS, "max", &max_events, err) == 0 &&
+	    max_events > cg->max_events_base) {
+		st->memory_peak = cg->memory_limit;
+		st->memory_peak_lower_bound = false;
+	}
+	snprintf(st->memory_method, sizeof(st->memory_method),
+		 "memory.current(sampled)");
 	return 0;
 }
 
@@ -332,10 +396,8 @@ static int v2_read_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
 	const char *method = "memory.peak";
 	int ret;
 
-	if (cg->fd[F_PEAK] < 0) {
-		snprintf(st->memory_method, sizeof(st->memory_method), "none");
-		return 0;
-	}
+	if (cg->fd[F_PEAK] < 0)
+		return v2_sampled_peak(cg, st, err);
 	ret = rg_cg_read_u64(cg->fd[F_PEAK], &st->memory_peak);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading memory.peak of %s",
@@ -501,6 +563,8 @@ static const struct rg_cgroup_ops v2_ops = {
 	.kill_all = v2_kill_all,
 	.populated = v2_populated,
 	.read_stats = v2_read_stats,
+	.sample_interval_ms = v2_sample_interval_ms,
+	.sample = v2_sample,
 	.remove = v2_remove,
 	.release = v2_release,
 };

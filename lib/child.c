@@ -306,6 +306,10 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 	for (int i = 0; i < 4; i++)
 		close(fds->parent_fd[i]);
 	join_slot(plan->slot, report_fd);
+	if (plan->set_affinity &&
+	    sched_setaffinity(0, sizeof(plan->affinity), &plan->affinity) < 0)
+		fail(report_fd, errno, "cannot pin to the cpuset's CPUs", NULL,
+		     NULL);
 	if (setsid() < 0)
 		fail(report_fd, errno, "cannot create a new session", NULL,
 		     NULL);

@@ -212,3 +212,25 @@ fail:
 	rg_cpu_list_free(&want);
 	return -1;
 }
+
+int rg_cpuset_to_mask(const char *list, cpu_set_t *mask, struct rg_error *err)
+{
+	struct rg_cpu_list cpus;
+
+	if (parse_or_fail(list, &cpus, "cpuset", err) < 0)
+		return -1;
+	CPU_ZERO(mask);
+	for (size_t i = 0; i < cpus.len; i++) {
+		if (cpus.ranges[i].last >= CPU_SETSIZE) {
+			rg_cpu_list_free(&cpus);
+			return rg_fail(err, EINVAL,
+				       "cpuset `%s': CPU numbers must be below %d",
+				       list, CPU_SETSIZE);
+		}
+		for (unsigned int c = cpus.ranges[i].first;
+		     c <= cpus.ranges[i].last; c++)
+			CPU_SET(c, mask);
+	}
+	rg_cpu_list_free(&cpus);
+	return 0;
+}

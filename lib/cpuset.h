@@ -6,6 +6,7 @@
 #ifndef RG_CPUSET_H
 #define RG_CPUSET_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -46,5 +47,9 @@ bool rg_cpu_list_first_missing(const struct rg_cpu_list *want,
  */
 int rg_cpuset_validate(const char *list, const char *online,
 		       struct rg_error *err);
+
+/* A -P list as an affinity mask (CPUs below CPU_SETSIZE). */
+int rg_cpuset_to_mask(const char *list, cpu_set_t *mask,
+		      struct rg_error *err);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cpuset.h"
 #include "env.h"
 #include "error.h"
 #include "syscall_filter.h"
@@ -182,6 +183,10 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 	if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0)
 		return -1;
 	r->plan.slot = r->slot;
+	r->plan.set_affinity = r->cfg->cpuset != NULL;
+	if (r->plan.set_affinity &&
+	    rg_cpuset_to_mask(r->cfg->cpuset, &r->plan.affinity, err) < 0)
+		return -1;
 	if (rg_spawn(&r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;
@@ -279,6 +284,11 @@ static int read_stats(struct run *r, struct rg_error *err)
 		res->memory_bytes = st.memory_peak;
 		snprintf(res->memory_method, sizeof(res->memory_method), "%s",
 			 st.memory_method);
+		/* samples can miss a spike that one process's maxrss saw */
+		if (st.memory_peak_lower_bound &&
+		    (uint64_t)r->sup.rusage.ru_maxrss * 1024 > res->memory_bytes)
+			res->memory_bytes =
+				(uint64_t)r->sup.rusage.ru_maxrss * 1024;
 	} else {
 		/* no cgroup peak on this kernel: the largest process */
 		res->memory_bytes = (uint64_t)r->sup.rusage.ru_maxrss * 1024;

@@ -18,6 +18,7 @@ enum watch_tag {
 	TAG_PIDFD = 1,
 	TAG_WALL_TIMER,
 	TAG_GRACE_TIMER,
+	TAG_SAMPLE_TIMER,
 	TAG_SIGNAL,
 	TAG_CANCEL,
 	TAG_STREAM0, /* + stream index */
@@ -44,6 +45,7 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	memset(sup, 0, sizeof(*sup));
 	sup->cfg = cfg;
 	sup->signal_fd = signal_fd;
+	sup->sample_timer_fd = -1;
 	sup->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	sup->wall_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	sup->grace_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -74,6 +76,14 @@ int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
 	sup->streams = streams;
 	if (watch(sup, child->pidfd, TAG_PIDFD, err) < 0)
 		return -1;
+	if (rg_cgroup_sample_interval_ms(cgroup)) {
+		sup->sample_timer_fd =
+			timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		if (sup->sample_timer_fd < 0)
+			return rg_fail(err, errno, "creating the sample timer");
+		if (watch(sup, sup->sample_timer_fd, TAG_SAMPLE_TIMER, err) < 0)
+			return -1;
+	}
 	for (int i = 0; i < 2; i++)
 		if (watch(sup, streams[i].pipe_fd, TAG_STREAM0 + i, err) < 0)
 			return -1;
@@ -119,9 +129,25 @@ static void disarm_timer(int fd)
 	timerfd_settime(fd, 0, &off, NULL);
 }
 
+/* Periodic, first expiry one interval from now. */
+static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
+{
+	unsigned int ms = rg_cgroup_sample_interval_ms(sup->cgroup);
+	struct itimerspec its = { 0 };
+
+	its.it_interval.tv_sec = ms / 1000;
+	its.it_interval.tv_nsec = (long)(ms % 1000) * 1000000L;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(sup->sample_timer_fd, 0, &its, NULL) < 0)
+		return rg_fail(err, errno, "arming the sample timer");
+	return 0;
+}
+
 int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err)
 {
 	clock_gettime(CLOCK_MONOTONIC, &sup->start);
+	if (sup->sample_timer_fd >= 0 && arm_sampling(sup, err) < 0)
+		return -1;
 	if (sup->cfg->has_wall_limit)
 		return arm_timer(sup->wall_timer_fd, &sup->start,
 				 sup->cfg->wall_hard, err);
@@ -183,6 +209,16 @@ static int on_grace_expired(struct rg_supervisor *sup, struct rg_error *err)
 	return kill_everything(sup, err);
 }
 
+static int on_sample(struct rg_supervisor *sup)
+{
+	uint64_t expirations;
+
+	if (read(sup->sample_timer_fd, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	rg_cgroup_sample(sup->cgroup);
+	return 0;
+}
+
 static int on_signal(struct rg_supervisor *sup, struct rg_error *err)
 {
 	struct signalfd_siginfo si;
@@ -217,7 +253,8 @@ static int dispatch(struct rg_supervisor *sup, uint64_t tag,
 		    struct rg_error *err)
 {
 	/* once the command has exited, a timer firing late means nothing */
-	if (sup->exited && (tag == TAG_WALL_TIMER || tag == TAG_GRACE_TIMER))
+	if (sup->exited && (tag == TAG_WALL_TIMER || tag == TAG_GRACE_TIMER ||
+			    tag == TAG_SAMPLE_TIMER))
 		return 0;
 	switch (tag) {
 	case TAG_PIDFD:
@@ -226,6 +263,8 @@ static int dispatch(struct rg_supervisor *sup, uint64_t tag,
 		return on_wall_timeout(sup, err);
 	case TAG_GRACE_TIMER:
 		return on_grace_expired(sup, err);
+	case TAG_SAMPLE_TIMER:
+		return on_sample(sup);
 	case TAG_SIGNAL:
 		return on_signal(sup, err);
 	case TAG_CANCEL:
@@ -270,6 +309,8 @@ int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
 	}
 	disarm_timer(sup->wall_timer_fd);
 	disarm_timer(sup->grace_timer_fd);
+	if (sup->sample_timer_fd >= 0)
+		disarm_timer(sup->sample_timer_fd);
 	return reap_child(sup, err);
 }
 
@@ -296,5 +337,6 @@ void rg_supervisor_close(struct rg_supervisor *sup)
 	close_fd(&sup->epoll_fd);
 	close_fd(&sup->wall_timer_fd);
 	close_fd(&sup->grace_timer_fd);
+	close_fd(&sup->sample_timer_fd);
 	close_fd(&sup->signal_fd);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Supervising a released child with one event loop: pidfd (exit), timerfd
- * (hard wall limit, kill grace), signalfd (SIGTERM/SIGINT/SIGHUP to us), a
- * cancel fd, and the output pipes.
+ * (hard wall limit, kill grace, memory samples where the kernel keeps no
+ * peak), signalfd (SIGTERM/SIGINT/SIGHUP to us), a cancel fd, and the
+ * output pipes.
  */
 #ifndef RG_SUPERVISE_H
 #define RG_SUPERVISE_H
@@ -26,7 +27,8 @@ struct rg_supervisor {
 	int epoll_fd;
 	int wall_timer_fd;
 	int grace_timer_fd;
-	int signal_fd; /* -1 when signals are not handled */
+	int sample_timer_fd; /* memory samples; -1 when the kernel keeps a peak */
+	int signal_fd;	     /* -1 when signals are not handled */
 
 	struct timespec start, end;
 	bool exited;

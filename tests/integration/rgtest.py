@@ -65,7 +65,8 @@ MIB = 1 << 20
 
 # Every value of memory-method (how memory-bytes was measured).
 MEMORY_METHODS = ('memsw.max_usage_in_bytes', 'max_usage_in_bytes',
-                  'memory.peak', 'memory.peak(fd-reset)', 'rusage.maxrss')
+                  'memory.peak', 'memory.peak(fd-reset)',
+                  'memory.current(sampled)', 'rusage.maxrss')
 
 # Expected value format of every meta key.
 META_VALUE_RE = {

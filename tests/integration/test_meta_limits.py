@@ -23,13 +23,18 @@ def expected_memory_method():
         return 'max_usage_in_bytes'
     peak = os.path.join(rgtest.CGROOT, rgtest.CGROUP_PARENT, 'memory.peak')
     if not os.path.exists(peak):
-        return 'rusage.maxrss'       # no memory.peak (before 5.19)
-    # memory.peak is writable, and so resettable per fd, from 6.12 on.
+        # no memory.peak (before 5.19): sampled memory.current
+        return 'memory.current(sampled)'
+    # "reset" is accepted, and resets the peak seen through this fd only,
+    # from 6.12 on; before, memory.peak is read-only.
     try:
-        fd = os.open(peak, os.O_RDWR)
+        fd = os.open(peak, os.O_WRONLY)
+        try:
+            os.write(fd, b'reset')
+        finally:
+            os.close(fd)
     except OSError:
         return 'memory.peak'
-    os.close(fd)
     return 'memory.peak(fd-reset)'
 
 

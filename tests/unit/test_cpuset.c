@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -178,6 +179,23 @@ static void test_validate_real_online(void **state)
 		"requested pinning on CPU 4294967295 which is not online");
 }
 
+static void test_to_mask(void **state)
+{
+	struct rg_error err = { 0 };
+	cpu_set_t mask;
+
+	(void)state;
+	assert_int_equal(rg_cpuset_to_mask("0,2-4,3", &mask, &err), 0);
+	assert_int_equal(CPU_COUNT(&mask), 4);
+	assert_true(CPU_ISSET(0, &mask) && CPU_ISSET(2, &mask) &&
+		    CPU_ISSET(3, &mask) && CPU_ISSET(4, &mask));
+	assert_false(CPU_ISSET(1, &mask));
+	assert_int_equal(rg_cpuset_to_mask("1-", &mask, &err), -1);
+	assert_int_equal(rg_cpuset_to_mask("0,1024", &mask, &err), -1);
+	assert_int_equal(err.errnum, EINVAL);
+	assert_non_null(strstr(err.message, "below 1024"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -187,6 +205,7 @@ int main(void)
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_validate_syntax),
 		cmocka_unit_test(test_validate_real_online),
+		cmocka_unit_test(test_to_mask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

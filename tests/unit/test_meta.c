@@ -260,7 +260,8 @@ static void test_memory_method_last(void **state)
 {
 	static const char *const methods[] = {
 		"memsw.max_usage_in_bytes", "max_usage_in_bytes",
-		"memory.peak", "memory.peak(fd-reset)", "rusage.maxrss",
+		"memory.peak", "memory.peak(fd-reset)", "memory.current(sampled)",
+		"rusage.maxrss",
 	};
 	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
 				      .stream_limit_given = true,

@@ -19,6 +19,7 @@ Options of run and matrix:
   --add PATH          copy a host file or directory tree into the guest,
                       at the same path (run only; repeatable)
   -q, --quiet         print only the guest's test summary lines
+  --no-compile        do not run meson compile first (meson test did)
 
 Exit status: 0 when the command (or every boot) passed, 1 when a test
 failed or a guest hung or crashed, 2 on a lab error (fetching, building).
@@ -298,6 +299,8 @@ def parse_args(argv):
         s.add_argument('--tests', choices=('cgroup', 'integration', 'all'),
                        default='all')
         s.add_argument('-q', '--quiet', action='store_true')
+        s.add_argument('--no-compile', action='store_true',
+                       help='do not run meson compile first')
         if verb == 'run':
             s.add_argument('-k', '--kernel', required=True,
                            choices=sorted(kernels.SUITES))
@@ -342,7 +345,8 @@ def main(argv):
                 echo('lab: %s: %s' % (series, k.vmlinuz))
             return 0
         build = Build(opts.build)
-        build.compile()
+        if not opts.no_compile:
+            build.compile()
         if opts.verb == 'run':
             body = (user_command(opts.command) if opts.command
                     else test_command(build, opts.tests))
