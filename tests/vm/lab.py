@@ -253,6 +253,7 @@ def boot_once(build, series, mode, body, opts, echo):
     res.release = kernel.release
     res.accel = accel
     res.results = []
+    res.results_dir = opts.results
     if opts.results:
         res.results = qemu.extract_results(serial, nonce, opts.results)
     with open(os.path.join(work, 'features-%s.json' % tag), 'w') as f:
@@ -269,8 +270,9 @@ def report(res, echo):
         echo('lab: last console lines of %s:' % res.tag)
         for line in res.console_tail[-25:]:
             echo('  | ' + line)
-    for name in res.results:
-        echo('lab: result file %s' % name)
+    if res.results:
+        echo('lab: %d result file(s) in %s' % (len(res.results),
+                                                res.results_dir))
     return ok
 
 
