@@ -79,11 +79,11 @@ class Image:
                 self.entries[nxt] = ('host', nxt, stat.S_IMODE(st.st_mode))
                 cur = nxt
 
-    def add_tree(self, top, skip_dirs=()):
+    def add_tree(self, top, skip=lambda name: False):
+        """top and everything below it, but for directories skip(name)."""
         self.add_host(top)
         for dirpath, dirnames, filenames in os.walk(top):
-            dirnames[:] = [d for d in dirnames
-                           if d not in skip_dirs and not d.startswith('config-')]
+            dirnames[:] = [d for d in dirnames if not skip(d)]
             for name in dirnames + filenames:
                 self.add_host(os.path.join(dirpath, name))
 
@@ -142,7 +142,8 @@ def _python_files(img):
     stdlib = os.path.join('/usr/lib', version)
     if not os.path.isdir(stdlib):
         raise LabError('Python standard library %s not found' % stdlib)
-    img.add_tree(stdlib, PYTHON_SKIP)
+    # config-*: the static libpython and its build files.
+    img.add_tree(stdlib, lambda d: d in PYTHON_SKIP or d.startswith('config-'))
     dynload = os.path.join(stdlib, 'lib-dynload')
     for name in sorted(os.listdir(dynload)):
         if name.endswith('.so'):

@@ -243,9 +243,8 @@ def boot_once(build, series, mode, body, opts, echo):
     serial = os.path.join(work, 'serial-%s.out' % tag)
     if os.path.exists(serial):
         os.unlink(serial)
-    accel = ('kvm' if qemu.kvm_usable(kernel.vmlinuz,
-                                      os.path.join(cache_dir(build), 'kvm-probe'))
-             else 'tcg')
+    probe_cache = os.path.join(cache_dir(build), 'kvm-probe')
+    accel = 'kvm' if qemu.kvm_usable(kernel.vmlinuz, probe_cache) else 'tcg'
     res = qemu.boot(kernel.vmlinuz, initrd, kernel_cmdline(mode, nonce),
                     nonce, opts.smp, opts.memory, opts.timeout, accel, serial,
                     os.path.join(work, 'console-%s.log' % tag), echo)

@@ -20,7 +20,8 @@ import time
 
 from kernels import LabError
 
-QEMU = 'qemu-system-x86_64'
+# RG_LAB_QEMU: another binary (the lab's own tests use a fake one).
+QEMU = os.environ.get('RG_LAB_QEMU', 'qemu-system-x86_64')
 KVM_PROBE_TIMEOUT = 20
 
 
@@ -150,6 +151,7 @@ def boot(kernel, initrd, cmdline, nonce, smp, memory_mib, timeout, accel,
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     _kill(proc)
+            proc.stdout.close()
     res.qemu_rc = proc.returncode
     res.elapsed = time.monotonic() - start
     return res
