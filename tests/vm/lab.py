@@ -110,7 +110,9 @@ class Build:
         raise LabError('no target %s in %s' % (name, self.dir))
 
     def run_users(self):
-        """The users the tests and the sample judging run commands as."""
+        """(users, group): the users the integration tests (RUNUSER-rgtest)
+        and the sample judging (RUNUSER-0) run commands as, and the group
+        named like the run user; the same names rgtest.py derives."""
         runuser = self.options['runuser']
         valid = self.options['valid_users'] or '%s,%s-*' % (runuser, runuser)
         users = []
