@@ -103,6 +103,7 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 {
 	memset(stats, 0, sizeof(*stats));
 	stats->cpu_ns = -1;
+	stats->major_faults = -1;
 	return cg->ops->read_stats(cg, stats, err);
 }
 
@@ -262,6 +263,16 @@ int rg_cg_read_key(int fd, const char *key, uint64_t *value)
 			return parse_u64(line + klen + 1, value);
 	}
 	return -ENOENT;
+}
+
+int64_t rg_cg_delta(int fd, const char *key, uint64_t base)
+{
+	uint64_t now;
+
+	if (base == UINT64_MAX || rg_cg_read_key(fd, key, &now) < 0 ||
+	    now < base)
+		return -1;
+	return (int64_t)(now - base);
 }
 
 int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,

@@ -36,6 +36,8 @@ struct rg_cgroup_stats {
 	/* sampled, not kept by the kernel: the true peak may be higher */
 	bool memory_peak_lower_bound;
 	int64_t cpu_ns;         /* since rg_cgroup_start(); -1 if unknown */
+	/* memory.stat pgmajfault since rg_cgroup_start(); -1 if unknown */
+	int64_t major_faults;
 	bool oom_killed;        /* since rg_cgroup_start() */
 };
 

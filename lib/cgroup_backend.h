@@ -92,6 +92,8 @@ int rg_cg_pread(int fd, char *buf, size_t size);
 int rg_cg_read_u64(int fd, uint64_t *value);
 /* The value of the "key value" line; -ENOENT if there is none. */
 int rg_cg_read_key(int fd, const char *key, uint64_t *value);
+/* key's growth since base (UINT64_MAX: no base), or -1 when unknown */
+int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
 /* Whole small file, trailing newline stripped. */
 int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,
 		    struct rg_error *err);

@@ -52,6 +52,7 @@ enum v1_file {
 	F_PEAK,	       /* memory.memsw.max_usage_in_bytes or max_usage_... */
 	F_OOM,	       /* memory.oom_control */
 	F_FAILCNT,     /* memory.failcnt */
+	F_MEMSTAT,     /* memory.stat: pgmajfault */
 	F_USAGE,       /* cpuacct.usage */
 	F_STATE,       /* freezer.state */
 	F_CPUS,	       /* cpuset.cpus */
@@ -78,6 +79,7 @@ struct rg_cgroup_v1 {
 
 	uint64_t cpu_base;
 	uint64_t oom_base;
+	uint64_t majflt_base;
 };
 
 static const struct rg_cgroup_ops v1_ops;
@@ -214,6 +216,7 @@ static const struct v1_file_spec v1_files[V1_NR_FILES] = {
 		     true },
 	[F_OOM] = { V1_MEMORY, "memory.oom_control", O_RDONLY, false },
 	[F_FAILCNT] = { V1_MEMORY, "memory.failcnt", O_RDWR, false },
+	[F_MEMSTAT] = { V1_MEMORY, "memory.stat", O_RDONLY, false },
 	[F_USAGE] = { V1_CPUACCT, "cpuacct.usage", O_RDWR, false },
 	[F_STATE] = { V1_FREEZER, "freezer.state", O_RDWR, false },
 	[F_CPUS] = { V1_CPUSET, "cpuset.cpus", O_RDWR, false },
@@ -439,6 +442,9 @@ static int v1_start(struct rg_cgroup *base, struct rg_error *err)
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading cpuacct.usage of %s",
 			       base->label);
+	/* The run cgroup has no children: the local count is the run's. */
+	if (rg_cg_read_key(cg->fd[F_MEMSTAT], "pgmajfault", &cg->majflt_base))
+		cg->majflt_base = UINT64_MAX;
 	return v1_read_oom(cg, &cg->oom_base, err);
 }
 
@@ -466,6 +472,8 @@ static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	if (v1_read_oom(cg, &oom, err) < 0)
 		return -1;
 	st->oom_killed = oom > cg->oom_base;
+	st->major_faults = rg_cg_delta(cg->fd[F_MEMSTAT], "pgmajfault",
+				       cg->majflt_base);
 	return 0;
 }
 

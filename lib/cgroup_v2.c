@@ -28,6 +28,7 @@ enum v2_file {
 	F_PEAK,	      /* memory.peak, 5.19+; resettable per fd from 6.12 */
 	F_CURRENT,    /* memory.current: sampled where there is no peak */
 	F_MEM_EVENTS, /* memory.events: oom_kill */
+	F_MEM_STAT,   /* memory.stat: pgmajfault */
 	F_CPUS,	      /* cpuset.cpus */
 	F_MEMS,	      /* cpuset.mems */
 	V2_NR_FILES
@@ -52,6 +53,7 @@ static const struct v2_file_spec v2_files[V2_NR_FILES] = {
 	[F_PEAK] = { RG_CG_MEMORY, "memory.peak", O_RDWR, true },
 	[F_CURRENT] = { RG_CG_MEMORY, "memory.current", O_RDONLY, false },
 	[F_MEM_EVENTS] = { RG_CG_MEMORY, "memory.events", O_RDONLY, false },
+	[F_MEM_STAT] = { RG_CG_MEMORY, "memory.stat", O_RDONLY, false },
 	[F_CPUS] = { RG_CG_CPUSET, "cpuset.cpus", O_RDWR, false },
 	[F_MEMS] = { RG_CG_CPUSET, "cpuset.mems", O_RDWR, false },
 };
@@ -73,6 +75,7 @@ struct rg_cgroup_v2 {
 	uint64_t cpu_base;
 	uint64_t oom_base;
 	uint64_t max_events_base; /* memory.events "max": limit reached */
+	uint64_t majflt_base;	  /* memory.stat pgmajfault */
 	uint64_t memory_limit;	  /* as written to memory.max */
 	uint64_t sampled_peak;	  /* without memory.peak */
 };
@@ -355,6 +358,9 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	     v2_read_key(cg, F_MEM_EVENTS, "max", &cg->max_events_base, err) <
 		     0))
 		return -1;
+	if (cg->fd[F_MEM_STAT] < 0 ||
+	    rg_cg_read_key(cg->fd[F_MEM_STAT], "pgmajfault", &cg->majflt_base))
+		cg->majflt_base = UINT64_MAX;
 	cg->sampled_peak = 0;
 	if (cg->fd[F_PEAK] < 0)
 		v2_sample(&cg->base);
@@ -430,6 +436,9 @@ static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 			return -1;
 		st->oom_killed = oom > cg->oom_base;
 	}
+	if (cg->fd[F_MEM_STAT] >= 0)
+		st->major_faults = rg_cg_delta(cg->fd[F_MEM_STAT], "pgmajfault",
+					       cg->majflt_base);
 	return 0;
 }
 

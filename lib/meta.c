@@ -124,9 +124,12 @@ static int put_streams(FILE *meta, const struct rg_result *result,
 /* runguard's own keys: after DOMjudge's, whose order they never change. */
 static int put_extra(FILE *meta, const struct rg_result *result)
 {
-	if (result->memory_method[0] &&
-	    put_line(meta, "memory-method", result->memory_method,
-		     sizeof(result->memory_method)))
+	/* the method is known whenever the statistics could be read */
+	if (!result->memory_method[0])
+		return 0;
+	if (put_line(meta, "memory-method", result->memory_method,
+		     sizeof(result->memory_method)) ||
+	    put_key(meta, "major-faults", "%" PRIu64, result->major_faults))
 		return -1;
 	return 0;
 }

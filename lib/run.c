@@ -280,6 +280,9 @@ static int read_stats(struct run *r, struct rg_error *err)
 		return -1;
 	res->cpu_time = st.cpu_ns < 0 ? -1.0 : (double)st.cpu_ns / 1e9;
 	res->oom_killed = st.oom_killed;
+	res->major_faults = st.major_faults >= 0 ?
+				    (uint64_t)st.major_faults :
+				    (uint64_t)r->sup.rusage.ru_majflt;
 	if (st.memory_peak_valid) {
 		res->memory_bytes = st.memory_peak;
 		snprintf(res->memory_method, sizeof(res->memory_method), "%s",

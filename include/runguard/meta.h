@@ -18,9 +18,9 @@ struct rg_meta_options {
 	/* a stream limit was given: write "output-truncated" */
 	bool stream_limit_given;
 	/*
-	 * Write runguard's own keys after DOMjudge's; currently only
-	 * "memory-method" (how memory-bytes was measured), and only when
-	 * result->memory_method is not empty.
+	 * Write runguard's own keys after DOMjudge's: "memory-method" (how
+	 * memory-bytes was measured) and "major-faults", only when
+	 * result->memory_method is not empty (the statistics were read).
 	 */
 	bool extra_keys;
 };

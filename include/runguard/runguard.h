@@ -214,6 +214,12 @@ struct rg_result {
 	char memory_method[40];
 	/* the kernel's OOM killer killed a process of the run */
 	bool oom_killed;
+	/*
+	 * Page faults that had to wait for I/O (the program's own code or
+	 * data read back from disk): the usual reason for wall >> cpu. From
+	 * the cgroup's memory.stat, else the command's rusage.
+	 */
+	uint64_t major_faults;
 
 	/* bytes consumed from each stream (including dropped ones) */
 	uint64_t stream_bytes[2];

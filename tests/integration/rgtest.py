@@ -84,8 +84,9 @@ META_VALUE_RE = {
     'stdin-bytes': r'0',
     'stdout-bytes': r'[0-9]+',
     'stderr-bytes': r'[0-9]+',
-    # runguard's own key, after DOMjudge's (docs/meta-file.md)
+    # runguard's own keys, after DOMjudge's (docs/meta-file.md)
     'memory-method': '(%s)' % '|'.join(re.escape(m) for m in MEMORY_METHODS),
+    'major-faults': r'[0-9]+',
 }
 
 
@@ -95,7 +96,7 @@ def expected_meta_keys(signal=False, truncated=False, internal_error=False,
 
     internal_error: the file starts with internal-error (the child's set-up
     failed, or the cleanup of a completed run did); the keys of the run
-    follow, memory-method included.  A file that holds only internal-error
+    follow, runguard's own keys included.  A file that holds only internal-error
     (runguard failed before the command could run) is not described here.
     """
     keys = ['internal-error'] if internal_error else []
@@ -108,7 +109,7 @@ def expected_meta_keys(signal=False, truncated=False, internal_error=False,
         keys.append('output-truncated')
     keys += ['stdin-bytes', 'stdout-bytes', 'stderr-bytes']
     if memory_method:
-        keys.append('memory-method')
+        keys += ['memory-method', 'major-faults']
     return keys
 
 

@@ -2,6 +2,7 @@
 """Meta file format, exit codes, time/memory/process/file limits (§2, §3.2)."""
 
 import os
+import subprocess
 
 import rgtest
 from rgtest import MIB, RGTestCase, main
@@ -215,12 +216,14 @@ class MemoryLimitTest(RGTestCase):
     def test_memory_method_names_the_measurement(self):
         res = self.rg('-s', '100', self.prog('memhog'), '20')
         self.assertRun(res, truncated=True)
-        # runguard's own key comes after all of DOMjudge's.
-        self.assertEqual(res.keys[-1], 'memory-method', res.describe())
+        # runguard's own keys come after all of DOMjudge's.
+        self.assertEqual(res.keys[-2:], ['memory-method', 'major-faults'],
+                         res.describe())
         self.assertEqual(res.keys.count('memory-method'), 1, res.describe())
         self.assertTrue(res.meta_text.endswith(
-            'stderr-bytes: %d\nmemory-method: %s\n'
-            % (res.i('stderr-bytes'), res.m['memory-method'])),
+            'stderr-bytes: %d\nmemory-method: %s\nmajor-faults: %d\n'
+            % (res.i('stderr-bytes'), res.m['memory-method'],
+               res.i('major-faults'))),
             res.describe())
         self.assertEqual(res.m['memory-method'], expected_memory_method(),
                          'cgroup %s\n%s' % (rgtest.cgroup_mode(),
@@ -264,6 +267,51 @@ class MemoryLimitTest(RGTestCase):
                       'echo "r1=$r1 r2=$r2"' % (hog, hog))
         self.assertRun(res)
         self.assertNotIn('r1=0 r2=0', res.stdout, res.describe())
+
+
+MMAP_READER = r"""
+import mmap, sys
+with open(sys.argv[1], 'rb') as f:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    print(sum(m[i] for i in range(0, len(m), 4096)))
+"""
+
+# statfs f_type of file systems whose pages cannot be dropped and re-read
+MEMORY_FS = {0x01021994: 'tmpfs', 0x858458f6: 'ramfs'}
+
+
+class MajorFaultTest(RGTestCase):
+
+    def fs_type(self, path):
+        out = subprocess.run(['stat', '-f', '-c', '%t', path],
+                             capture_output=True, text=True)
+        return int(out.stdout.strip() or '0', 16)
+
+    def test_major_faults_counted(self):
+        """Reading an evicted file through mmap waits for I/O: counted."""
+        data = self.path('data')
+        if self.fs_type(self.tdir) in MEMORY_FS:
+            self.skipTest('%s is on %s: its pages cannot be evicted'
+                          % (self.tdir, MEMORY_FS[self.fs_type(self.tdir)]))
+        with open(data, 'wb') as f:
+            f.write(os.urandom(4 * MIB))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(data, 0o644)
+        fd = os.open(data, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        res = self.rg('/usr/bin/python3', '-c', MMAP_READER, data)
+        self.assertRun(res)
+        self.assertGreaterEqual(res.i('major-faults'), 1, res.describe())
+        # Read again: now cached, so no more waiting for the disk.
+        again = self.rg('/usr/bin/python3', '-c', MMAP_READER, data,
+                        meta='meta2')
+        self.assertRun(again)
+        self.assertLess(again.i('major-faults'), res.i('major-faults'),
+                        again.describe())
 
 
 class NoCarryOverTest(RGTestCase):

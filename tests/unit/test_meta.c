@@ -29,6 +29,7 @@ static struct rg_result normal_result(void)
 	r.stream_bytes[RG_STDERR] = 0;
 	/* without extra_keys it must not show up */
 	strcpy(r.memory_method, "memory.peak");
+	r.major_faults = 3;
 	return r;
 }
 
@@ -287,7 +288,8 @@ static void test_memory_method_last(void **state)
 			 "stdin-bytes: 0\n"
 			 "stdout-bytes: 14\n"
 			 "stderr-bytes: 0\n"
-			 "memory-method: %s\n",
+			 "memory-method: %s\n"
+			 "major-faults: 3\n",
 			 methods[i]);
 		expect_meta_opts(&r, &mo, want);
 	}
@@ -321,7 +323,8 @@ static void test_memory_method_after_optional_keys(void **state)
 			 "stdin-bytes: 0\n"
 			 "stdout-bytes: 14\n"
 			 "stderr-bytes: 0\n"
-			 "memory-method: memsw.max_usage_in_bytes\n");
+			 "memory-method: memsw.max_usage_in_bytes\n"
+			 "major-faults: 3\n");
 }
 
 static void test_memory_method_empty(void **state)
@@ -368,7 +371,8 @@ static void test_memory_method_one_line(void **state)
 			 "stdin-bytes: 0\n"
 			 "stdout-bytes: 14\n"
 			 "stderr-bytes: 0\n"
-			 "memory-method: x exitcode: 0 \n");
+			 "memory-method: x exitcode: 0 \n"
+			 "major-faults: 3\n");
 
 	/* not NUL-terminated: exactly sizeof(memory_method) bytes */
 	memset(r.memory_method, 'a', sizeof(r.memory_method));
@@ -384,7 +388,8 @@ static void test_memory_method_one_line(void **state)
 		 "stdin-bytes: 0\n"
 		 "stdout-bytes: 14\n"
 		 "stderr-bytes: 0\n"
-		 "memory-method: %.*s\n",
+		 "memory-method: %.*s\n"
+		 "major-faults: 3\n",
 		 (int)sizeof(r.memory_method), r.memory_method);
 	expect_meta_opts(&r, &mo, want);
 }
@@ -452,7 +457,8 @@ static void test_internal_error_extra_keys(void **state)
 		"stdin-bytes: 0\n"
 		"stdout-bytes: 14\n"
 		"stderr-bytes: 0\n"
-		"memory-method: rusage.maxrss\n");
+		"memory-method: rusage.maxrss\n"
+		"major-faults: 3\n");
 	free(text);
 }
 
