@@ -306,8 +306,13 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 	for (int i = 0; i < 4; i++)
 		close(fds->parent_fd[i]);
 	join_slot(plan->slot, report_fd);
-	if (plan->set_affinity &&
-	    sched_setaffinity(0, sizeof(plan->affinity), &plan->affinity) < 0)
+	/*
+	 * Linux before 6.3 (and its stable series, e.g. 5.10) leaves a child
+	 * created with CLONE_INTO_CGROUP with its parent's affinity.
+	 */
+	if (plan->cfg->cpuset &&
+	    sched_setaffinity(0, sizeof(plan->cfg->cpuset_mask),
+			      &plan->cfg->cpuset_mask) < 0)
 		fail(report_fd, errno, "cannot pin to the cpuset's CPUs", NULL,
 		     NULL);
 	if (setsid() < 0)

@@ -213,7 +213,9 @@ int rg_config_set_process_limit(struct rg_config *cfg, uint64_t count,
 int rg_config_set_cpuset(struct rg_config *cfg, const char *cpus,
 			 struct rg_error *err)
 {
-	if (cpus && *cpus && rg_cpuset_validate(cpus, NULL, err) < 0)
+	if (cpus && *cpus &&
+	    (rg_cpuset_validate(cpus, NULL, err) < 0 ||
+	     rg_cpuset_to_mask(cpus, &cfg->cpuset_mask, err) < 0))
 		return -1;
 	return replace_string(&cfg->cpuset, cpus && *cpus ? cpus : NULL, err);
 }

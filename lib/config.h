@@ -3,6 +3,7 @@
 #ifndef RG_CONFIG_H
 #define RG_CONFIG_H
 
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,7 @@ struct rg_config {
 	uint64_t file_limit;
 	uint64_t process_limit;
 	char *cpuset;
+	cpu_set_t cpuset_mask; /* the same CPUs, for the child's affinity */
 	bool core_dumps;
 
 	struct rg_output output[2];

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "cpuset.h"
 #include "env.h"
 #include "error.h"
 #include "syscall_filter.h"
@@ -183,10 +182,6 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 	if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0)
 		return -1;
 	r->plan.slot = r->slot;
-	r->plan.set_affinity = r->cfg->cpuset != NULL;
-	if (r->plan.set_affinity &&
-	    rg_cpuset_to_mask(r->cfg->cpuset, &r->plan.affinity, err) < 0)
-		return -1;
 	if (rg_spawn(&r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;

@@ -18,7 +18,6 @@
 #define RG_SPAWN_H
 
 #include <linux/filter.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/resource.h>
@@ -40,13 +39,6 @@ struct rg_child_plan {
 	struct rg_privs_plan privs;
 	char root_prefix[4096]; /* realpath of the prefix + '/', or "" */
 	sigset_t child_sigmask; /* the caller's mask, restored before exec */
-	/*
-	 * With a cpuset: the same CPUs as affinity. Linux before 6.3 (and
-	 * its stable series, e.g. 5.10) leaves a child created with
-	 * CLONE_INTO_CGROUP with its parent's affinity.
-	 */
-	bool set_affinity;
-	cpu_set_t affinity;
 	pid_t parent_pid;
 };
 

@@ -133,10 +133,9 @@ static void disarm_timer(int fd)
 static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 {
 	unsigned int ms = rg_cgroup_sample_interval_ms(sup->cgroup);
-	struct itimerspec its = { 0 };
+	struct itimerspec its;
 
-	its.it_interval.tv_sec = ms / 1000;
-	its.it_interval.tv_nsec = (long)(ms % 1000) * 1000000L;
+	its.it_interval = seconds_to_timespec(ms / 1000.0);
 	its.it_value = its.it_interval;
 	if (timerfd_settime(sup->sample_timer_fd, 0, &its, NULL) < 0)
 		return rg_fail(err, errno, "arming the sample timer");

@@ -115,6 +115,14 @@ class Image:
 
     def write(self, out_path):
         tmp = out_path + '.tmp'
+        try:
+            self._write(tmp)
+            os.replace(tmp, out_path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def _write(self, tmp):
         with open(tmp, 'wb') as out:
             w = CpioWriter(out)
             for path in sorted(self.entries, key=lambda p: p.split('/')):
@@ -132,7 +140,6 @@ class Image:
             w.char_device('dev/console', 0o600, 5, 1)
             w.char_device('dev/null', 0o666, 1, 3)
             w.close()
-        os.replace(tmp, out_path)
 
 
 def _python_files(img):

@@ -109,26 +109,43 @@ class AptSuite:
         return found[0]
 
 
+def _boot_file_kind(member):
+    """'vmlinuz' or 'config' for the files we want, else None."""
+    kind = os.path.basename(member.name).split('-', 1)[0]
+    if (member.isfile() and '/boot/' in member.name
+            and kind in ('vmlinuz', 'config')):
+        return kind
+    return None
+
+
+def _extract_atomically(tar, member, dest):
+    """A half-written kernel must never look cached."""
+    path = os.path.join(dest, os.path.basename(member.name))
+    try:
+        with open(path + '.tmp', 'wb') as out:
+            shutil.copyfileobj(tar.extractfile(member), out)
+        os.replace(path + '.tmp', path)
+    finally:
+        if os.path.exists(path + '.tmp'):
+            os.unlink(path + '.tmp')
+    return path
+
+
 def _extract_boot_files(deb, dest):
     """Only /boot/vmlinuz-* and /boot/config-*: no modules are needed."""
-    proc = subprocess.Popen(['dpkg-deb', '--fsys-tarfile', deb],
-                            stdout=subprocess.PIPE)
     found = {}
-    with tarfile.open(fileobj=proc.stdout, mode='r|') as tar:
-        for member in tar:
-            name = os.path.basename(member.name)
-            if not member.isfile() or '/boot/' not in member.name:
-                continue
-            kind = name.split('-', 1)[0]
-            if kind not in ('vmlinuz', 'config'):
-                continue
-            src = tar.extractfile(member)
-            path = os.path.join(dest, name)
-            with open(path + '.tmp', 'wb') as out:
-                shutil.copyfileobj(src, out)
-            os.replace(path + '.tmp', path)
-            found[kind] = path
-    if proc.wait() != 0:
+    with subprocess.Popen(['dpkg-deb', '--fsys-tarfile', deb],
+                          stdout=subprocess.PIPE) as proc:
+        try:
+            with tarfile.open(fileobj=proc.stdout, mode='r|') as tar:
+                for member in tar:
+                    kind = _boot_file_kind(member)
+                    if kind:
+                        found[kind] = _extract_atomically(tar, member, dest)
+        except (tarfile.TarError, OSError) as e:
+            proc.kill()
+            raise LabError('cannot read %s: %s' % (deb, e))
+    if proc.returncode != 0:
         raise LabError('dpkg-deb --fsys-tarfile %s failed' % deb)
     if 'vmlinuz' not in found:
         raise LabError('%s holds no /boot/vmlinuz-*' % deb)

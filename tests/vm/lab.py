@@ -109,12 +109,18 @@ class Build:
                 return t['filename'][0]
         raise LabError('no target %s in %s' % (name, self.dir))
 
+    def valid_users(self):
+        """VALID_USERS of the build, as tests/integration/meson.build
+        derives it when the option is empty."""
+        runuser = self.options['runuser']
+        return self.options['valid_users'] or '%s,%s-*' % (runuser, runuser)
+
     def run_users(self):
         """(users, group): the users the integration tests (RUNUSER-rgtest)
         and the sample judging (RUNUSER-0) run commands as, and the group
         named like the run user; the same names rgtest.py derives."""
         runuser = self.options['runuser']
-        valid = self.options['valid_users'] or '%s,%s-*' % (runuser, runuser)
+        valid = self.valid_users()
         users = []
         for pat in valid.split(','):
             pat = pat.strip()
@@ -126,14 +132,13 @@ class Build:
     def test_env(self):
         """What tests/integration/meson.build gives the integration suite."""
         runuser = self.options['runuser']
-        valid = self.options['valid_users'] or '%s,%s-*' % (runuser, runuser)
         return {
             'RUNGUARD': self.target_path('runguard'),
             'RG_PROGRAMS': os.path.join(self.dir, 'tests', 'programs'),
             'RG_CHROOT_PREFIX': self.options['chroot_prefix'],
             'RG_CGROUP_PARENT': self.options['cgroup_parent'],
             'RG_RUNUSER': runuser,
-            'RG_VALID_USERS': valid,
+            'RG_VALID_USERS': self.valid_users(),
             'RG_MINIJUDGE': self.target_path('minijudge'),
             'PYTHONDONTWRITEBYTECODE': '1',
             'RUNGUARD_REQUIRE_PRIVILEGED': '1',
