@@ -48,8 +48,8 @@ int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err)
 	return 0;
 }
 
-int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
-		     struct rg_cgroup **out, struct rg_error *err)
+static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
+		      bool reuse, struct rg_cgroup **out, struct rg_error *err)
 {
 	enum rg_cgroup_mode mode = RG_CGROUP_V1;
 	unsigned int ctrl = RG_CG_MEMORY;
@@ -60,16 +60,32 @@ int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 	if (rg_cgroup_detect(&mode, err) < 0)
 		return -1;
 	if (mode == RG_CGROUP_V1)
-		return rg_cgroup_v1_create(parent, name, want_cpuset, out, err);
+		return rg_cgroup_v1_create(parent, name, want_cpuset, reuse,
+					   out, err);
 	if (want_cpuset)
 		ctrl |= RG_CG_CPUSET;
-	return rg_cgroup_v2_create(CGROUP_ROOT, parent, name, ctrl, out, err);
+	return rg_cgroup_v2_create(CGROUP_ROOT, parent, name, ctrl, reuse, out,
+				   err);
+}
+
+int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
+		     struct rg_cgroup **out, struct rg_error *err)
+{
+	return get_cgroup(parent, name, want_cpuset, false, out, err);
+}
+
+int rg_cgroup_open(const char *parent, const char *name, bool want_cpuset,
+		   struct rg_cgroup **out, struct rg_error *err)
+{
+	return get_cgroup(parent, name, want_cpuset, true, out, err);
 }
 
 int rg_cgroup_apply_limits(struct rg_cgroup *cg,
 			   const struct rg_cgroup_limits *limits,
 			   struct rg_error *err)
 {
+	if (!limits->set)
+		return 0;
 	return cg->ops->apply_limits(cg, limits, err);
 }
 
@@ -117,6 +133,28 @@ void rg_cgroup_sample(struct rg_cgroup *cg)
 {
 	if (cg->ops->sample)
 		cg->ops->sample(cg);
+}
+
+bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg)
+{
+	return cg->ops->peak_resettable(cg);
+}
+
+int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err)
+{
+	return cg->ops->reset(cg, err);
+}
+
+int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
+			   struct rg_error *err)
+{
+	return cg->ops->memory_usage(cg, bytes, err);
+}
+
+void rg_cgroup_close(struct rg_cgroup *cg)
+{
+	if (cg)
+		cg->ops->release(cg);
 }
 
 int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err)
@@ -307,21 +345,29 @@ static int open_dir(int up_fd, const char *name)
 	return openat(up_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
-/* The parent usually exists already: try to open it before mkdir. */
-static int open_or_mkdir(int up_fd, const char *name, int *out,
-			 struct rg_error *err)
+/* Parents and pooled cgroups usually exist already: open before mkdir. */
+int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
+		   struct rg_error *err)
 {
-	*out = open_dir(up_fd, name);
-	if (*out >= 0)
-		return 0;
-	if (errno != ENOENT)
-		return rg_fail(err, errno, "opening cgroup %s", name);
-	/* EEXIST: a racing creator was first, fine. */
-	if (mkdirat(up_fd, name, 0755) < 0 && errno != EEXIST)
-		return rg_fail(err, errno, "creating cgroup %s", name);
-	*out = open_dir(up_fd, name);
-	if (*out < 0)
-		return rg_fail(err, errno, "opening cgroup %s", name);
+	bool mine = false;
+
+	*out = open_dir(parent_fd, name);
+	if (*out < 0 && errno == ENOENT) {
+		/* EEXIST: a racing creator was first, fine. */
+		if (mkdirat(parent_fd, name, 0755) == 0)
+			mine = true;
+		else if (errno != EEXIST)
+			return rg_fail(err, errno, "creating cgroup %s", name);
+		*out = open_dir(parent_fd, name);
+	}
+	if (*out < 0) {
+		rg_fail(err, errno, "opening cgroup %s", name);
+		if (mine)
+			unlinkat(parent_fd, name, AT_REMOVEDIR);
+		return -1;
+	}
+	if (made)
+		*made = mine;
 	return 0;
 }
 
@@ -368,8 +414,8 @@ int rg_cg_open_parent(int root_fd, const char *path, rg_cg_dir_hook hook,
 		return -1;
 	for (comp = strtok_r(copy, "/", &save); comp;
 	     comp = strtok_r(NULL, "/", &save)) {
-		if (open_or_mkdir(up_fd < 0 ? root_fd : up_fd, comp, &fd,
-				  err) < 0)
+		if (rg_cg_open_dir(up_fd < 0 ? root_fd : up_fd, comp, NULL,
+				   &fd, err) < 0)
 			return -1;
 		if (hook && hook(up_fd < 0 ? root_fd : up_fd, fd, data,
 				 err) < 0) {

@@ -2,7 +2,11 @@
 /*
  * One run's cgroup, across the hierarchies it needs, behind one interface
  * for cgroup v1 and v2. The per-run calls work on directory and file
- * descriptors opened once by rg_cgroup_create().
+ * descriptors opened once by rg_cgroup_create() or rg_cgroup_open().
+ *
+ * A pooled slot reuses one cgroup for many runs, each in its own process:
+ * rg_cgroup_open() it, rg_cgroup_reset() it after the previous run's
+ * rg_cgroup_kill_all(), rg_cgroup_start(), ..., rg_cgroup_close().
  *
  * v1 hierarchies used: memory (limit, memsw peak, OOM), cpuacct (CPU time),
  * freezer (race-free kill), cpuset (with a cpuset only).
@@ -24,9 +28,18 @@ enum rg_cgroup_mode {
 
 struct rg_cgroup;
 
+/* Which limits rg_cgroup_apply_limits() writes; the others stay as they are. */
+#define RG_CG_SET_MEMORY 0x1u
+#define RG_CG_SET_CPUSET 0x2u
+
 struct rg_cgroup_limits {
+	unsigned int set;      /* RG_CG_SET_* */
 	uint64_t memory_bytes; /* RG_UNLIMITED for none */
-	const char *cpuset;    /* NULL for no pinning */
+	/*
+	 * NULL for no pinning: a cgroup with cpuset gets its parent's CPUs
+	 * back, one without is left alone.
+	 */
+	const char *cpuset;
 };
 
 struct rg_cgroup_stats {
@@ -57,7 +70,18 @@ int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err);
 int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 		     struct rg_cgroup **out, struct rg_error *err);
 
-/* Write the limits. */
+/*
+ * As rg_cgroup_create(), but <parent>/<name> may exist already (made by an
+ * earlier process, or by a racing one): it is then used as it is, and
+ * thawed should a crashed process have left it frozen. parent may have
+ * several components ("runguard/pool-1a2b3c4d"). On failure, the run
+ * directories this call made are removed again; parent levels stay, as
+ * they do for rg_cgroup_create() (siblings may be using them).
+ */
+int rg_cgroup_open(const char *parent, const char *name, bool want_cpuset,
+		   struct rg_cgroup **out, struct rg_error *err);
+
+/* Write the limits selected by limits->set (none: no write at all). */
 int rg_cgroup_apply_limits(struct rg_cgroup *cg,
 			   const struct rg_cgroup_limits *limits,
 			   struct rg_error *err);
@@ -80,6 +104,31 @@ int rg_cgroup_clone_fd(const struct rg_cgroup *cg);
  * usage and OOM counters so that stats are deltas.
  */
 int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err);
+
+/*
+ * Whether rg_cgroup_start() makes the memory peak this run's even in a
+ * cgroup that earlier runs used. False only on v2 kernels whose memory.peak
+ * cannot be reset (5.19 to 6.11): there a reused cgroup's peak is reported
+ * invalid ("memory.peak(stale)"), and a pool should give each run a new
+ * cgroup. No system call.
+ */
+bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg);
+
+/*
+ * Bring an empty cgroup (after rg_cgroup_kill_all()) back to what a new one
+ * reports: reclaim the memory still charged to it (page cache, slab of the
+ * previous run), and on v1 zero the failure counters, watermarks and CPU
+ * usage. Memory the kernel cannot reclaim (tmpfs files, for one) stays:
+ * check rg_cgroup_memory_usage() to decide whether to recycle the cgroup.
+ */
+int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err);
+
+/*
+ * Memory charged to the cgroup now (v1 memory.usage_in_bytes, v2
+ * memory.current): one pread().
+ */
+int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
+			   struct rg_error *err);
 
 /*
  * Kill every process in the cgroup, race-free against forks (v2
@@ -109,5 +158,8 @@ void rg_cgroup_sample(struct rg_cgroup *cg);
  * NULL. Returns -1 if a directory could not be removed.
  */
 int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err);
+
+/* Close the fds and free; the directories and any task in them stay. */
+void rg_cgroup_close(struct rg_cgroup *cg);
 
 #endif

@@ -38,6 +38,10 @@ struct rg_cgroup_ops {
 	/* optional: kernels that keep no memory peak (see cgroup.h) */
 	unsigned int (*sample_interval_ms)(const struct rg_cgroup *cg);
 	void (*sample)(struct rg_cgroup *cg);
+	bool (*peak_resettable)(const struct rg_cgroup *cg);
+	int (*reset)(struct rg_cgroup *cg, struct rg_error *err);
+	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,
+			    struct rg_error *err);
 	/* rmdir what was created; -1 if a directory stays */
 	int (*remove)(struct rg_cgroup *cg, struct rg_error *err);
 	/* close every fd and free */
@@ -49,14 +53,20 @@ struct rg_cgroup {
 	const struct rg_cgroup_ops *ops;
 	/* "<parent>/<name>", for messages */
 	char label[PATH_MAX];
+	/* This process made every directory: no earlier run used them. */
+	bool fresh;
 };
 
 /* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */
 #define RG_CG_MEMORY 0x1u
 #define RG_CG_CPUSET 0x2u
 
+/*
+ * reuse: an existing <parent>/<name> is used (rg_cgroup_open); otherwise
+ * it is an error (rg_cgroup_create).
+ */
 int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, struct rg_cgroup **out,
+			bool want_cpuset, bool reuse, struct rg_cgroup **out,
 			struct rg_error *err);
 
 /*
@@ -64,7 +74,7 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
  * at another cgroup2 mount, where controllers may be unavailable (ctrl 0).
  */
 int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl,
+			const char *name, unsigned int ctrl, bool reuse,
 			struct rg_cgroup **out, struct rg_error *err);
 
 /* Cleanup attributes, so error paths need no goto ladders. */
@@ -116,6 +126,12 @@ int rg_cg_open_parent(int root_fd, const char *path, rg_cg_dir_hook hook,
 
 /* mkdirat + open the new directory; EEXIST is an error here. */
 int rg_cg_make_dir(int parent_fd, const char *name, int *out,
+		   struct rg_error *err);
+/*
+ * Open parent_fd/name, making it if missing (a racing creator is fine);
+ * *made (if not NULL) says whether this call made it.
+ */
+int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
 		   struct rg_error *err);
 
 /* unlinkat(AT_REMOVEDIR), retrying EBUSY with 1, 2, 4 ... ms sleeps. */

@@ -45,26 +45,34 @@ static struct {
 	char *mount[V1_NR_CTRL];
 } v1_mounts = { .once = PTHREAD_ONCE_INIT };
 
-/* Control files kept open for the per-run calls. */
+/*
+ * Control files kept open for the per-run calls. The memsw ones are -1
+ * without swap accounting.
+ */
 enum v1_file {
-	F_LIMIT,       /* memory.limit_in_bytes */
-	F_MEMSW_LIMIT, /* memory.memsw.limit_in_bytes, -1 without swap acct */
-	F_PEAK,	       /* memory.memsw.max_usage_in_bytes or max_usage_... */
-	F_OOM,	       /* memory.oom_control */
-	F_FAILCNT,     /* memory.failcnt */
-	F_MEMSTAT,     /* memory.stat: pgmajfault */
-	F_USAGE,       /* cpuacct.usage */
-	F_STATE,       /* freezer.state */
-	F_CPUS,	       /* cpuset.cpus */
-	F_MEMS,	       /* cpuset.mems */
+	F_LIMIT,	   /* memory.limit_in_bytes */
+	F_MEMSW_LIMIT,	   /* memory.memsw.limit_in_bytes */
+	F_MAX_USAGE,	   /* memory.max_usage_in_bytes */
+	F_MEMSW_MAX_USAGE, /* memory.memsw.max_usage_in_bytes */
+	F_FAILCNT,	   /* memory.failcnt */
+	F_MEMSW_FAILCNT,   /* memory.memsw.failcnt */
+	F_MEM_USAGE,	   /* memory.usage_in_bytes */
+	F_FORCE_EMPTY,	   /* memory.force_empty */
+	F_OOM,		   /* memory.oom_control */
+	F_MEMSTAT,	   /* memory.stat: pgmajfault */
+	F_USAGE,	   /* cpuacct.usage */
+	F_STATE,	   /* freezer.state */
+	F_CPUS,		   /* cpuset.cpus */
+	F_MEMS,		   /* cpuset.mems */
 	V1_NR_FILES
 };
 
 struct v1_hier {
 	const char *mount;
 	int parent_fd;	/* <mount>/<parent> */
-	int dir_fd;	/* <mount>/<parent>/<name>, -1 until created */
+	int dir_fd;	/* <mount>/<parent>/<name>, -1 until opened */
 	int procs_fd;	/* its cgroup.procs, for attach */
+	bool made;	/* dir made by this process */
 };
 
 struct rg_cgroup_v1 {
@@ -76,6 +84,7 @@ struct rg_cgroup_v1 {
 
 	int fd[V1_NR_FILES];
 	bool memsw; /* swap accounting: peak is memsw.max_usage_in_bytes */
+	enum v1_file peak; /* the watermark reported */
 
 	uint64_t cpu_base;
 	uint64_t oom_base;
@@ -83,6 +92,8 @@ struct rg_cgroup_v1 {
 };
 
 static const struct rg_cgroup_ops v1_ops;
+static int v1_remove(struct rg_cgroup *base, struct rg_error *err);
+static void v1_release(struct rg_cgroup *base);
 
 static struct rg_cgroup_v1 *to_v1(const struct rg_cgroup *cg)
 {
@@ -159,7 +170,7 @@ static rg_cg_dir_hook v1_hook(const char *mount, bool want_cpuset)
 }
 
 static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
-		       const char *parent, bool want_cpuset,
+		       const char *parent, bool want_cpuset, bool reuse,
 		       struct rg_error *err)
 {
 	const char *mount = v1_mounts.mount[ctrl];
@@ -183,10 +194,18 @@ static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
 	if (rg_cg_open_parent(root_fd, parent, hook, NULL, &h->parent_fd,
 			      err) < 0)
 		return -1;
-	/* Counted from here on, so that destroy closes what is open. */
+	/* Counted from here on, so that release closes what is open. */
 	cg->ctrl_hier[ctrl] = cg->nr_hier++;
-	if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd, err) < 0)
-		return -1;
+	if (reuse) {
+		if (rg_cg_open_dir(h->parent_fd, cg->name, &h->made,
+				   &h->dir_fd, err) < 0)
+			return -1;
+	} else {
+		if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd,
+				   err) < 0)
+			return -1;
+		h->made = true;
+	}
 	if (hook && hook(h->parent_fd, h->dir_fd, NULL, err) < 0)
 		return -1;
 	return rg_cg_open(h->dir_fd, "cgroup.procs", O_WRONLY, false,
@@ -212,10 +231,17 @@ static const struct v1_file_spec v1_files[V1_NR_FILES] = {
 	/* Missing without swap accounting: fall back to memory.* */
 	[F_MEMSW_LIMIT] = { V1_MEMORY, "memory.memsw.limit_in_bytes", O_RDWR,
 			    true },
-	[F_PEAK] = { V1_MEMORY, "memory.memsw.max_usage_in_bytes", O_RDWR,
-		     true },
-	[F_OOM] = { V1_MEMORY, "memory.oom_control", O_RDONLY, false },
+	[F_MAX_USAGE] = { V1_MEMORY, "memory.max_usage_in_bytes", O_RDWR,
+			  false },
+	[F_MEMSW_MAX_USAGE] = { V1_MEMORY, "memory.memsw.max_usage_in_bytes",
+				O_RDWR, true },
 	[F_FAILCNT] = { V1_MEMORY, "memory.failcnt", O_RDWR, false },
+	[F_MEMSW_FAILCNT] = { V1_MEMORY, "memory.memsw.failcnt", O_RDWR,
+			      true },
+	[F_MEM_USAGE] = { V1_MEMORY, "memory.usage_in_bytes", O_RDONLY,
+			  false },
+	[F_FORCE_EMPTY] = { V1_MEMORY, "memory.force_empty", O_WRONLY, false },
+	[F_OOM] = { V1_MEMORY, "memory.oom_control", O_RDONLY, false },
 	[F_MEMSTAT] = { V1_MEMORY, "memory.stat", O_RDONLY, false },
 	[F_USAGE] = { V1_CPUACCT, "cpuacct.usage", O_RDWR, false },
 	[F_STATE] = { V1_FREEZER, "freezer.state", O_RDWR, false },
@@ -235,13 +261,15 @@ static int v1_open_files(struct rg_cgroup_v1 *cg, struct rg_error *err)
 					   &cg->fd[i], err) < 0)
 			return -1;
 	}
-	cg->memsw = cg->fd[F_MEMSW_LIMIT] >= 0 && cg->fd[F_PEAK] >= 0;
-	if (cg->memsw)
-		return 0;
-	rg_cg_close(&cg->fd[F_MEMSW_LIMIT]);
-	rg_cg_close(&cg->fd[F_PEAK]);
-	return rg_cg_open(v1_dir(cg, V1_MEMORY), "memory.max_usage_in_bytes",
-			  O_RDWR, false, &cg->fd[F_PEAK], err);
+	cg->memsw = cg->fd[F_MEMSW_LIMIT] >= 0 &&
+		    cg->fd[F_MEMSW_MAX_USAGE] >= 0;
+	cg->peak = cg->memsw ? F_MEMSW_MAX_USAGE : F_MAX_USAGE;
+	if (!cg->memsw) {
+		rg_cg_close(&cg->fd[F_MEMSW_LIMIT]);
+		rg_cg_close(&cg->fd[F_MEMSW_MAX_USAGE]);
+		rg_cg_close(&cg->fd[F_MEMSW_FAILCNT]);
+	}
+	return 0;
 }
 
 static struct rg_cgroup_v1 *v1_alloc(const char *parent, const char *name,
@@ -271,8 +299,46 @@ static struct rg_cgroup_v1 *v1_alloc(const char *parent, const char *name,
 	return cg;
 }
 
+static int v1_write(struct rg_cgroup_v1 *cg, enum v1_file f, const char *val,
+		    struct rg_error *err)
+{
+	int ret = rg_cg_write(cg->fd[f], val);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
+			       v1_files[f].name);
+	return 0;
+}
+
+/*
+ * Setting up failed half-way: remove the directories this call made, leave
+ * the others and whatever runs in them alone.
+ */
+static void v1_discard(struct rg_cgroup_v1 *cg)
+{
+	struct rg_error ignored;
+	int i;
+
+	for (i = 0; i < cg->nr_hier; i++)
+		if (!cg->hier[i].made)
+			rg_cg_close(&cg->hier[i].dir_fd);
+	v1_remove(&cg->base, &ignored);
+	v1_release(&cg->base);
+}
+
+/*
+ * A process that died between freezing and thawing (v1_kill_round) leaves
+ * the freezer FROZEN, and the next run would never get to exec.
+ */
+static int v1_thaw_reused(struct rg_cgroup_v1 *cg, struct rg_error *err)
+{
+	if (cg->hier[cg->ctrl_hier[V1_FREEZER]].made)
+		return 0;
+	return v1_write(cg, F_STATE, "THAWED", err);
+}
+
 int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, struct rg_cgroup **out,
+			bool want_cpuset, bool reuse, struct rg_cgroup **out,
 			struct rg_error *err)
 {
 	struct rg_cgroup_v1 *cg;
@@ -286,32 +352,24 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 	for (i = 0; i < nr; i++) {
 		if (i == V1_CPU && v1_mounts.ret[i])
 			continue;
-		if (v1_add_hier(cg, i, parent, want_cpuset, err) < 0) {
+		if (v1_add_hier(cg, i, parent, want_cpuset, reuse, err) < 0) {
 			rg_fail_context(err, "cgroup v1 %s:%s",
 					v1_ctrl_name[i], cg->base.label);
 			goto fail;
 		}
 	}
-	if (v1_open_files(cg, err) < 0) {
+	if (v1_open_files(cg, err) < 0 || v1_thaw_reused(cg, err) < 0) {
 		rg_fail_context(err, "cgroup v1 %s", cg->base.label);
 		goto fail;
 	}
+	cg->base.fresh = true;
+	for (i = 0; i < cg->nr_hier; i++)
+		cg->base.fresh &= cg->hier[i].made;
 	*out = &cg->base;
 	return 0;
 fail:
-	rg_cgroup_destroy(&cg->base, NULL);
+	v1_discard(cg);
 	return -1;
-}
-
-static int v1_write(struct rg_cgroup_v1 *cg, enum v1_file f, const char *val,
-		    struct rg_error *err)
-{
-	int ret = rg_cg_write(cg->fd[f], val);
-
-	if (ret < 0)
-		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
-			       v1_files[f].name);
-	return 0;
 }
 
 /*
@@ -383,13 +441,16 @@ static int v1_apply_limits(struct rg_cgroup *base,
 			   struct rg_error *err)
 {
 	struct rg_cgroup_v1 *cg = to_v1(base);
+	bool memory = limits->set & RG_CG_SET_MEMORY;
+	bool cpuset = limits->set & RG_CG_SET_CPUSET;
 
-	if (limits->cpuset && cg->fd[F_CPUS] < 0)
+	if (cpuset && limits->cpuset && cg->fd[F_CPUS] < 0)
 		return rg_fail(err, EINVAL,
 			       "cgroup %s was created without cpuset",
 			       base->label);
-	if (v1_set_memory(cg, limits->memory_bytes, err) < 0 ||
-	    (cg->fd[F_CPUS] >= 0 && v1_set_cpuset(cg, limits->cpuset, err) < 0))
+	if ((memory && v1_set_memory(cg, limits->memory_bytes, err) < 0) ||
+	    (cpuset && cg->fd[F_CPUS] >= 0 &&
+	     v1_set_cpuset(cg, limits->cpuset, err) < 0))
 		return rg_fail_context(err, "cgroup v1 %s", base->label);
 	return 0;
 }
@@ -435,7 +496,7 @@ static int v1_start(struct rg_cgroup *base, struct rg_error *err)
 	int ret;
 
 	/* Any write resets the watermark to the current usage. */
-	if (v1_write(cg, F_PEAK, "0", err) < 0 ||
+	if (v1_write(cg, cg->peak, "0", err) < 0 ||
 	    v1_write(cg, F_FAILCNT, "0", err) < 0)
 		return rg_fail_context(err, "cgroup v1 %s", base->label);
 	ret = rg_cg_read_u64(cg->fd[F_USAGE], &cg->cpu_base);
@@ -455,7 +516,7 @@ static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	uint64_t usage, oom;
 	int ret;
 
-	ret = rg_cg_read_u64(cg->fd[F_PEAK], &st->memory_peak);
+	ret = rg_cg_read_u64(cg->fd[cg->peak], &st->memory_peak);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading memory peak of %s",
 			       base->label);
@@ -474,6 +535,52 @@ static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	st->oom_killed = oom > cg->oom_base;
 	st->major_faults = rg_cg_delta(cg->fd[F_MEMSTAT], "pgmajfault",
 				       cg->majflt_base);
+	return 0;
+}
+
+static bool v1_peak_resettable(const struct rg_cgroup *base)
+{
+	(void)base;
+	return true;
+}
+
+static int v1_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
+			   struct rg_error *err)
+{
+	int ret = rg_cg_read_u64(to_v1(base)->fd[F_MEM_USAGE], bytes);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.usage_in_bytes of %s",
+			       base->label);
+	return 0;
+}
+
+/* Counters a new cgroup starts at 0 and that v1 lets us zero. */
+static const enum v1_file v1_zeroed[] = {
+	F_FAILCNT, F_MEMSW_FAILCNT, F_MAX_USAGE, F_MEMSW_MAX_USAGE, F_USAGE,
+};
+
+static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+	uint64_t usage;
+	size_t i;
+
+	if (v1_memory_usage(base, &usage, err) < 0)
+		return -1;
+	/*
+	 * Page cache and slab the last run left: reclaim them, so that they
+	 * neither count in the next run's peak nor crowd its limit. The
+	 * kernel gives up quietly on what it cannot reclaim.
+	 */
+	if (usage && v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
+		return rg_fail_context(err, "cgroup v1 %s", base->label);
+	/* After the reclaim: the watermarks drop to what is left. */
+	for (i = 0; i < sizeof(v1_zeroed) / sizeof(v1_zeroed[0]); i++)
+		if (cg->fd[v1_zeroed[i]] >= 0 &&
+		    v1_write(cg, v1_zeroed[i], "0", err) < 0)
+			return rg_fail_context(err, "cgroup v1 %s",
+					       base->label);
 	return 0;
 }
 
@@ -604,6 +711,9 @@ static const struct rg_cgroup_ops v1_ops = {
 	.kill_all = v1_kill_all,
 	.populated = v1_populated,
 	.read_stats = v1_read_stats,
+	.peak_resettable = v1_peak_resettable,
+	.reset = v1_reset,
+	.memory_usage = v1_memory_usage,
 	.remove = v1_remove,
 	.release = v1_release,
 };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -29,6 +30,8 @@ enum v2_file {
 	F_CURRENT,    /* memory.current: sampled where there is no peak */
 	F_MEM_EVENTS, /* memory.events: oom_kill */
 	F_MEM_STAT,   /* memory.stat: pgmajfault */
+	F_RECLAIM,    /* memory.reclaim, 5.19+ */
+	F_HIGH,	      /* memory.high: reclaim without memory.reclaim */
 	F_CPUS,	      /* cpuset.cpus */
 	F_MEMS,	      /* cpuset.mems */
 	V2_NR_FILES
@@ -49,11 +52,14 @@ static const struct v2_file_spec v2_files[V2_NR_FILES] = {
 	[F_CPU_STAT] = { 0, "cpu.stat", O_RDONLY, true },
 	[F_MEM_MAX] = { RG_CG_MEMORY, "memory.max", O_RDWR, false },
 	[F_SWAP_MAX] = { RG_CG_MEMORY, "memory.swap.max", O_RDWR, true },
-	/* Read-write only from 6.12 (see v2_open_peak). */
+	/* Writable only from 6.12 (see v2_open_peak). */
 	[F_PEAK] = { RG_CG_MEMORY, "memory.peak", O_RDWR, true },
 	[F_CURRENT] = { RG_CG_MEMORY, "memory.current", O_RDONLY, false },
 	[F_MEM_EVENTS] = { RG_CG_MEMORY, "memory.events", O_RDONLY, false },
 	[F_MEM_STAT] = { RG_CG_MEMORY, "memory.stat", O_RDONLY, false },
+	[F_RECLAIM] = { RG_CG_MEMORY, "memory.reclaim", O_WRONLY, true },
+	/* Opened only without memory.reclaim (see v2_open_files). */
+	[F_HIGH] = { RG_CG_MEMORY, "memory.high", O_WRONLY, true },
 	[F_CPUS] = { RG_CG_CPUSET, "cpuset.cpus", O_RDWR, false },
 	[F_MEMS] = { RG_CG_CPUSET, "cpuset.mems", O_RDWR, false },
 };
@@ -69,8 +75,9 @@ struct rg_cgroup_v2 {
 	int dir_fd; /* -1 until created by us */
 	int fd[V2_NR_FILES];
 
-	bool peak_writable; /* memory.peak opened read-write (6.12+) */
+	bool peak_writable; /* memory.peak takes "reset" (6.12+) */
 	bool peak_reset;    /* ... and the last start() reset it */
+	bool peak_stale;    /* memory.peak may be an earlier run's */
 	unsigned int nr_starts;
 	uint64_t cpu_base;
 	uint64_t oom_base;
@@ -84,6 +91,8 @@ struct rg_cgroup_v2 {
 #define V2_SAMPLE_INTERVAL_MS 5
 
 static const struct rg_cgroup_ops v2_ops;
+static int v2_remove(struct rg_cgroup *base, struct rg_error *err);
+static void v2_release(struct rg_cgroup *base);
 
 static struct rg_cgroup_v2 *to_v2(const struct rg_cgroup *cg)
 {
@@ -146,16 +155,29 @@ static int v2_enable(int up_fd, int dir_fd, void *data, struct rg_error *err)
 	return 0;
 }
 
-/* Before 6.12 memory.peak is read-only and open(O_RDWR) fails. */
+/*
+ * memory.peak takes the per-fd "reset" write from 6.12 on, and its mode
+ * says so (0644, 0444 before). The open does not: root's O_RDWR open of a
+ * read-only cgroup file succeeds, and only the write fails.
+ */
 static int v2_open_peak(struct rg_cgroup_v2 *cg, struct rg_error *err)
 {
-	cg->fd[F_PEAK] = openat(cg->dir_fd, "memory.peak", O_RDWR | O_CLOEXEC);
-	if (cg->fd[F_PEAK] >= 0) {
-		cg->peak_writable = true;
-		return 0;
+	int *fd = &cg->fd[F_PEAK];
+	struct stat st;
+
+	*fd = openat(cg->dir_fd, "memory.peak", O_RDWR | O_CLOEXEC);
+	if (*fd < 0 && errno == EACCES &&
+	    rg_cg_open(cg->dir_fd, "memory.peak", O_RDONLY, true, fd, err) < 0)
+		return -1;
+	if (*fd < 0) {
+		if (errno == ENOENT) /* before 5.19 */
+			return 0;
+		return rg_fail(err, errno, "opening memory.peak");
 	}
-	return rg_cg_open(cg->dir_fd, "memory.peak", O_RDONLY, true,
-			  &cg->fd[F_PEAK], err);
+	if (fstat(*fd, &st) < 0)
+		return rg_fail(err, errno, "stat memory.peak");
+	cg->peak_writable = st.st_mode & S_IWUSR;
+	return 0;
 }
 
 static int v2_open_files(struct rg_cgroup_v2 *cg, struct rg_error *err)
@@ -172,6 +194,8 @@ static int v2_open_files(struct rg_cgroup_v2 *cg, struct rg_error *err)
 				return -1;
 			continue;
 		}
+		if (i == F_HIGH && cg->fd[F_RECLAIM] >= 0)
+			continue;
 		if (rg_cg_open(cg->dir_fd, f->name, f->flags, f->optional,
 			       &cg->fd[i], err) < 0)
 			return -1;
@@ -204,8 +228,50 @@ static struct rg_cgroup_v2 *v2_alloc(const char *parent, const char *name,
 	return cg;
 }
 
+static int v2_write(struct rg_cgroup_v2 *cg, enum v2_file f, const char *val,
+		    struct rg_error *err)
+{
+	int ret = rg_cg_write(cg->fd[f], val);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
+			       v2_files[f].name);
+	return 0;
+}
+
+static int v2_get_dir(struct rg_cgroup_v2 *cg, bool reuse,
+		      struct rg_error *err)
+{
+	if (reuse)
+		return rg_cg_open_dir(cg->parent_fd, cg->name, &cg->base.fresh,
+				      &cg->dir_fd, err);
+	if (rg_cg_make_dir(cg->parent_fd, cg->name, &cg->dir_fd, err) < 0)
+		return -1;
+	cg->base.fresh = true;
+	return 0;
+}
+
+/* A process that died in v2_kill_round may have left it frozen. */
+static int v2_thaw_reused(struct rg_cgroup_v2 *cg, struct rg_error *err)
+{
+	if (cg->base.fresh || cg->fd[F_FREEZE] < 0)
+		return 0;
+	return v2_write(cg, F_FREEZE, "0", err);
+}
+
+/* Setting up failed: remove the directory if this call made it. */
+static void v2_discard(struct rg_cgroup_v2 *cg)
+{
+	struct rg_error ignored;
+
+	if (!cg->base.fresh)
+		rg_cg_close(&cg->dir_fd);
+	v2_remove(&cg->base, &ignored);
+	v2_release(&cg->base);
+}
+
 int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl,
+			const char *name, unsigned int ctrl, bool reuse,
 			struct rg_cgroup **out, struct rg_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
@@ -222,27 +288,16 @@ int rg_cgroup_v2_create(const char *root, const char *parent,
 	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
 	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
 			      &cg->parent_fd, err) < 0 ||
-	    rg_cg_make_dir(cg->parent_fd, name, &cg->dir_fd, err) < 0 ||
-	    v2_open_files(cg, err) < 0) {
+	    v2_get_dir(cg, reuse, err) < 0 || v2_open_files(cg, err) < 0 ||
+	    v2_thaw_reused(cg, err) < 0) {
 		rg_fail_context(err, "cgroup v2 %s", cg->base.label);
 		goto fail;
 	}
 	*out = &cg->base;
 	return 0;
 fail:
-	rg_cgroup_destroy(&cg->base, NULL);
+	v2_discard(cg);
 	return -1;
-}
-
-static int v2_write(struct rg_cgroup_v2 *cg, enum v2_file f, const char *val,
-		    struct rg_error *err)
-{
-	int ret = rg_cg_write(cg->fd[f], val);
-
-	if (ret < 0)
-		return rg_fail(err, -ret, "writing \"%s\" to %s", val,
-			       v2_files[f].name);
-	return 0;
 }
 
 /* Limited: RAM only, no swap (as DOMjudge). Unlimited: "max" for both. */
@@ -289,13 +344,16 @@ static int v2_apply_limits(struct rg_cgroup *base,
 			   struct rg_error *err)
 {
 	struct rg_cgroup_v2 *cg = to_v2(base);
+	bool memory = limits->set & RG_CG_SET_MEMORY;
+	bool cpuset = limits->set & RG_CG_SET_CPUSET;
 
-	if (limits->cpuset && cg->fd[F_CPUS] < 0)
+	if (cpuset && limits->cpuset && cg->fd[F_CPUS] < 0)
 		return rg_fail(err, EINVAL,
 			       "cgroup %s was created without cpuset",
 			       base->label);
-	if (v2_set_memory(cg, limits->memory_bytes, err) < 0 ||
-	    (cg->fd[F_CPUS] >= 0 && v2_set_cpuset(cg, limits->cpuset, err) < 0))
+	if ((memory && v2_set_memory(cg, limits->memory_bytes, err) < 0) ||
+	    (cpuset && cg->fd[F_CPUS] >= 0 &&
+	     v2_set_cpuset(cg, limits->cpuset, err) < 0))
 		return rg_fail_context(err, "cgroup v2 %s", base->label);
 	return 0;
 }
@@ -350,6 +408,12 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	/* Resets the peak seen through this fd only (6.12+). */
 	cg->peak_reset = cg->peak_writable &&
 			 rg_cg_write(cg->fd[F_PEAK], "reset") == 0;
+	/*
+	 * Without a reset memory.peak is this run's only in a cgroup no run
+	 * used before: one this process made and starts for the first time.
+	 */
+	cg->peak_stale = !cg->peak_reset &&
+			 (!cg->base.fresh || cg->nr_starts > 1);
 	if (cg->fd[F_CPU_STAT] >= 0 &&
 	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
 		return -1;
@@ -408,11 +472,10 @@ static int v2_read_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading memory.peak of %s",
 			       cg->base.label);
-	/* Without a reset, a reused cgroup's peak may be an earlier run's. */
-	st->memory_peak_valid = cg->peak_reset || cg->nr_starts <= 1;
+	st->memory_peak_valid = !cg->peak_stale;
 	if (cg->peak_reset)
 		method = "memory.peak(fd-reset)";
-	else if (!st->memory_peak_valid)
+	else if (cg->peak_stale)
 		method = "memory.peak(stale)";
 	snprintf(st->memory_method, sizeof(st->memory_method), "%s", method);
 	return 0;
@@ -439,6 +502,80 @@ static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	if (cg->fd[F_MEM_STAT] >= 0)
 		st->major_faults = rg_cg_delta(cg->fd[F_MEM_STAT], "pgmajfault",
 					       cg->majflt_base);
+	return 0;
+}
+
+/*
+ * Without memory.peak (before 5.19) the peak is sampled from memory.current
+ * from start() on, so it is this run's too once rg_cgroup_reset() has
+ * reclaimed what earlier runs left.
+ */
+static bool v2_peak_resettable(const struct rg_cgroup *base)
+{
+	const struct rg_cgroup_v2 *cg = to_v2(base);
+
+	return cg->fd[F_PEAK] < 0 || cg->peak_writable;
+}
+
+static int v2_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
+			   struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	int ret;
+
+	if (cg->fd[F_CURRENT] < 0)
+		return rg_fail(err, ENODEV,
+			       "cgroup %s has no memory controller",
+			       base->label);
+	ret = rg_cg_read_u64(cg->fd[F_CURRENT], bytes);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.current of %s",
+			       base->label);
+	return 0;
+}
+
+/*
+ * Reclaim bytes: memory.reclaim (5.19+), or before it a memory.high of 0,
+ * whose write reclaims down to it, and back to max (we never set another).
+ */
+static int v2_reclaim(struct rg_cgroup_v2 *cg, uint64_t bytes,
+		      struct rg_error *err)
+{
+	char val[24];
+	int ret;
+
+	if (cg->fd[F_RECLAIM] >= 0) {
+		snprintf(val, sizeof(val), "%" PRIu64, bytes);
+		ret = rg_cg_write(cg->fd[F_RECLAIM], val);
+		/* EAGAIN: less than all of it was reclaimable. */
+		if (ret < 0 && ret != -EAGAIN)
+			return rg_fail(err, -ret, "writing \"%s\" to %s", val,
+				       v2_files[F_RECLAIM].name);
+		return 0;
+	}
+	if (cg->fd[F_HIGH] < 0)
+		return 0;
+	if (v2_write(cg, F_HIGH, "0", err) < 0)
+		return -1;
+	return v2_write(cg, F_HIGH, "max", err);
+}
+
+/*
+ * Page cache and slab the last run left would count in the next run's
+ * peak (memory.peak's reset and the samples start from the current usage)
+ * and crowd its limit. v2 zeroes no counter: start() takes baselines.
+ */
+static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	uint64_t usage;
+
+	if (cg->fd[F_CURRENT] < 0)
+		return 0;
+	if (v2_memory_usage(base, &usage, err) < 0)
+		return -1;
+	if (usage && v2_reclaim(cg, usage, err) < 0)
+		return rg_fail_context(err, "cgroup v2 %s", base->label);
 	return 0;
 }
 
@@ -574,6 +711,9 @@ static const struct rg_cgroup_ops v2_ops = {
 	.read_stats = v2_read_stats,
 	.sample_interval_ms = v2_sample_interval_ms,
 	.sample = v2_sample,
+	.peak_resettable = v2_peak_resettable,
+	.reset = v2_reset,
+	.memory_usage = v2_memory_usage,
 	.remove = v2_remove,
 	.release = v2_release,
 };

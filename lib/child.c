@@ -140,11 +140,32 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 				   cfg->process_limit, cfg->process_limit,
 				   report_fd);
 	/* lowering always works; DOMjudge treats a failure here as fatal */
+	/*
+	 * 1, not 0: with a pipe in kernel.core_pattern the kernel ignores
+	 * RLIMIT_CORE 0 and starts the dump helper (which reads
+	 * /proc/PID/cgroup, part of a real cgroup deadlock); 1 is its
+	 * "never pipe" value, and below one page no core file is written.
+	 */
 	if (!cfg->core_dumps) {
-		rc = set_limit(RLIMIT_CORE, 0, 0);
+		rc = set_limit(RLIMIT_CORE, 1, 1);
 		if (rc < 0)
 			fail(report_fd, -rc, "disabling core dumps", NULL, NULL);
 	}
+}
+
+/*
+ * A pooled slot's IPC namespace outlives the run: POSIX message queues
+ * cannot be created there at all (the release still removes any).
+ */
+static void forbid_mqueues(const struct rg_slot *slot, int report_fd)
+{
+	int rc;
+
+	if (slot->transient)
+		return;
+	rc = set_limit(RLIMIT_MSGQUEUE, 0, 0);
+	if (rc < 0)
+		fail(report_fd, -rc, "setting RLIMIT_MSGQUEUE", NULL, NULL);
 }
 
 static void join_slot(const struct rg_slot *slot, int report_fd)
@@ -319,6 +340,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 		fail(report_fd, errno, "cannot create a new session", NULL,
 		     NULL);
 	set_rlimits(plan->cfg, report_fd);
+	forbid_mqueues(plan->slot, report_fd);
 	reset_oom_score();
 	enter_root(plan, report_fd);
 	drop_privileges(plan, report_fd);

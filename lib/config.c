@@ -13,6 +13,7 @@
 #include "cpuset.h"
 #include "error.h"
 #include "rg-build-config.h"
+#include <runguard/pool.h>
 
 static int replace_string(char **slot, const char *value, struct rg_error *err)
 {
@@ -45,6 +46,7 @@ struct rg_config *rg_config_new(struct rg_error *err)
 	cfg->syscall_filter = true;
 	cfg->kill_grace = 0.1;
 	cfg->handle_signals = true;
+	cfg->pool_favordynmods = true;
 	cfg->cancel_fd = -1;
 	cfg->log_level = RG_LOG_WARNING;
 	if (replace_string(&cfg->cgroup_parent, RG_CGROUP_PARENT, err) < 0) {
@@ -79,6 +81,7 @@ void rg_config_free(struct rg_config *cfg)
 		free(cfg->env_changes[i]);
 	free(cfg->env_changes);
 	free(cfg->cgroup_parent);
+	free(cfg->pool_dir);
 	free(cfg);
 }
 
@@ -342,4 +345,25 @@ void rg_log(const struct rg_config *cfg, enum rg_log_level level,
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	cfg->log_fn(cfg->log_data, level, buf);
+}
+
+int rg_config_set_pool(struct rg_config *cfg, const char *dir,
+		       unsigned int size, struct rg_error *err)
+{
+	if (size > RG_POOL_SIZE_MAX)
+		return rg_fail(err, EINVAL, "pool size %u: at most %d slots",
+			       size, RG_POOL_SIZE_MAX);
+	if (dir && dir[0] != '/')
+		return rg_fail(err, EINVAL,
+			       "pool directory `%s' is not an absolute path",
+			       dir);
+	if (replace_string(&cfg->pool_dir, dir, err) < 0)
+		return -1;
+	cfg->pool_size = size;
+	return 0;
+}
+
+void rg_config_set_pool_favordynmods(struct rg_config *cfg, bool enable)
+{
+	cfg->pool_favordynmods = enable;
 }

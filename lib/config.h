@@ -49,6 +49,9 @@ struct rg_config {
 	bool syscall_filter;
 	double kill_grace;
 	char *cgroup_parent;
+	char *pool_dir;        /* NULL: RG_POOL_DIR_DEFAULT */
+	unsigned int pool_size; /* 0: a transient slot per run */
+	bool pool_favordynmods;
 	bool handle_signals;
 	int cancel_fd;
 	bool reap_all_children;

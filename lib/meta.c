@@ -131,6 +131,9 @@ static int put_extra(FILE *meta, const struct rg_result *result)
 		     sizeof(result->memory_method)) ||
 	    put_key(meta, "major-faults", "%" PRIu64, result->major_faults))
 		return -1;
+	if (result->pooled &&
+	    put_key(meta, "pool-slot", "%u", result->pool_slot))
+		return -1;
 	return 0;
 }
 

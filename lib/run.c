@@ -179,8 +179,15 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 
 	if (open_outputs(r, dest, err) < 0)
 		return -1;
-	if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0)
+	if (r->cfg->pool_size > 0) {
+		if (rg_slot_acquire_pooled(r->cfg, r->sup.signal_fd, &r->slot,
+					   err) < 0)
+			return -1;
+		r->result->pooled = true;
+		r->result->pool_slot = (unsigned int)r->slot->pool_index;
+	} else if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0) {
 		return -1;
+	}
 	r->plan.slot = r->slot;
 	if (rg_spawn(&r->plan, &r->child, err) < 0)
 		return -1;

@@ -10,6 +10,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "pool.h"
 
 /* What stock runguard unshares: no network, private IPC, mounts and name. */
 #define RG_TRANSIENT_NS_FLAGS \
@@ -32,6 +33,7 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 	struct rg_cgroup_limits limits = {
 		.memory_bytes = cfg->memory_limit,
 		.cpuset = cfg->cpuset,
+		.set = RG_CG_SET_MEMORY | RG_CG_SET_CPUSET,
 	};
 	struct rg_slot *slot;
 	char name[96];
@@ -42,6 +44,7 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 	for (int i = 0; i < RG_NS_COUNT; i++)
 		slot->ns_fd[i] = slot->held_ns_fd[i] = -1;
 	slot->transient = true;
+	slot->pool_index = -1;
 	slot->clone_flags = RG_TRANSIENT_NS_FLAGS;
 	transient_name(name, sizeof(name));
 	if (rg_cgroup_create(cfg->cgroup_parent, name, cfg->cpuset != NULL,
@@ -53,6 +56,28 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 		free(slot);
 		return -1;
 	}
+	*out = slot;
+	return 0;
+}
+
+int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
+			   struct rg_slot **out, struct rg_error *err)
+{
+	struct rg_slot *slot = calloc(1, sizeof(*slot));
+
+	if (!slot)
+		return rg_fail(err, errno, "allocating a slot");
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		slot->held_ns_fd[i] = -1;
+	if (rg_pool_acquire(cfg, wake_fd, &slot->lease, err) < 0) {
+		free(slot);
+		return -1;
+	}
+	/* the lease owns the cgroup and the namespace fds */
+	slot->cgroup = slot->lease->cgroup;
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		slot->ns_fd[i] = slot->lease->ns_fd[i];
+	slot->pool_index = (int)slot->lease->index;
 	*out = slot;
 	return 0;
 }
@@ -89,8 +114,10 @@ int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
 		return 0;
 	if (slot->transient)
 		rc = rg_cgroup_destroy(slot->cgroup, err);
+	else
+		rc = rg_pool_release(slot->lease, err);
 	for (int i = 0; i < RG_NS_COUNT; i++) {
-		if (slot->ns_fd[i] >= 0)
+		if (slot->transient && slot->ns_fd[i] >= 0)
 			close(slot->ns_fd[i]);
 		if (slot->held_ns_fd[i] >= 0)
 			close(slot->held_ns_fd[i]);

@@ -13,12 +13,15 @@
 #include <unistd.h>
 
 #include <runguard/meta.h>
+#include <runguard/pool.h>
 #include <runguard/runguard.h>
 
 #include "config_map.h"
 #include "error.h"
 #include "log.h"
 #include "options.h"
+#include "pool_admin.h"
+#include "settings.h"
 #include "rg-build-config.h"
 #include "usage.h"
 #include "users.h"
@@ -106,6 +109,7 @@ static void open_meta(struct cli *cli, const char *path)
 
 static struct rg_config *make_config(struct cli *cli,
 				     const struct rg_cli_options *o,
+				     const struct rg_cli_settings *s,
 				     struct rg_cli_log *log)
 {
 	struct rg_error err = { 0 };
@@ -118,16 +122,18 @@ static struct rg_config *make_config(struct cli *cli,
 	cfg = rg_config_new(&err);
 	if (!cfg)
 		fatal(cli, &err, NULL, NULL);
-	if (rg_cli_build_config(o, cfg, &err)) {
+	if (rg_cli_build_config(o, cfg, &err) ||
+	    rg_config_set_pool(cfg, s->pool_dir, s->pool_size, &err)) {
 		rg_config_free(cfg);
 		fatal(cli, &err, NULL, NULL);
 	}
+	rg_config_set_pool_favordynmods(cfg, s->favordynmods);
 	rg_config_set_log(cfg, rg_cli_log_message, log, rg_cli_log_level(log));
 	return cfg;
 }
 
 static int run(struct cli *cli, const struct rg_cli_options *o,
-	       struct rg_cli_log *log)
+	       const struct rg_cli_settings *s, struct rg_cli_log *log)
 {
 	struct rg_result result = { 0 };
 	struct rg_error err = { 0 };
@@ -136,7 +142,7 @@ static int run(struct cli *cli, const struct rg_cli_options *o,
 	int ret;
 
 	rg_cli_meta_options(o, &mo);
-	cfg = make_config(cli, o, log);
+	cfg = make_config(cli, o, s, log);
 	ret = rg_run(cfg, &result, &err);
 	rg_config_free(cfg);
 	if (ret)
@@ -167,6 +173,7 @@ int main(int argc, char **argv)
 {
 	struct cli cli = { .progname = "runguard" };
 	struct rg_error err = { 0 };
+	struct rg_cli_settings settings;
 	struct rg_cli_options opts;
 	struct rg_cli_log log;
 	int status;
@@ -183,13 +190,23 @@ int main(int argc, char **argv)
 		rg_cli_options_free(&opts);
 		return status ? EXIT_INTERNAL : 0;
 	}
+	rg_cli_log_set_mode(&log, opts.verbose, opts.quiet);
+	if (opts.pool_command) {
+		if (rg_cli_settings_load(&opts, &settings, &err))
+			usage_error(&cli, &err);
+		status = rg_cli_pool_admin(&opts, &settings, cli.progname,
+					   stdout, stderr);
+		rg_cli_options_free(&opts);
+		return status;
+	}
 	if (opts.command_argc == 0) {
 		rg_fail(&err, 0, "no command specified");
 		usage_error(&cli, &err);
 	}
-	rg_cli_log_set_mode(&log, opts.verbose, opts.quiet);
 	open_meta(&cli, opts.meta_file);
-	status = run(&cli, &opts, &log);
+	if (rg_cli_settings_load(&opts, &settings, &err))
+		fatal(&cli, &err, NULL, NULL);
+	status = run(&cli, &opts, &settings, &log);
 	rg_cli_options_free(&opts);
 	return status;
 }

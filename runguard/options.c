@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <runguard/pool.h>
+
 #include "error.h"
 #include "parse.h"
 #include "users.h"
@@ -24,6 +26,12 @@ enum {
 	OPT_VERSION,
 	OPT_SECCOMP,
 	OPT_ALLOW_CORE_DUMPS,
+	OPT_POOL_SIZE,
+	OPT_POOL_DIR,
+	OPT_POOL_CREATE,
+	OPT_POOL_SHOW,
+	OPT_POOL_DESTROY,
+	OPT_POOL_PREWARM,
 };
 
 /*
@@ -55,6 +63,12 @@ static const struct option long_options[] = {
 	{ "version",		no_argument,		NULL, OPT_VERSION },
 	{ "seccomp",		required_argument,	NULL, OPT_SECCOMP },
 	{ "allow-core-dumps",	no_argument,		NULL, OPT_ALLOW_CORE_DUMPS },
+	{ "pool-size",		required_argument,	NULL, OPT_POOL_SIZE },
+	{ "pool-dir",		required_argument,	NULL, OPT_POOL_DIR },
+	{ "pool-create",	no_argument,		NULL, OPT_POOL_CREATE },
+	{ "pool-show",		no_argument,		NULL, OPT_POOL_SHOW },
+	{ "pool-destroy",	optional_argument,	NULL, OPT_POOL_DESTROY },
+	{ "pool-prewarm",	no_argument,		NULL, OPT_POOL_PREWARM },
 	{ NULL,			0,			NULL, 0 },
 };
 
@@ -68,6 +82,7 @@ static void set_defaults(struct rg_cli_options *o)
 	memset(o, 0, sizeof(*o));
 	o->time_used = RG_TIME_CPU;
 	o->syscall_filter = true;
+	o->pool_size = -1;
 }
 
 void rg_cli_options_free(struct rg_cli_options *o)
@@ -186,6 +201,43 @@ static int set_seccomp(struct rg_cli_options *o, const char *arg,
 	return 0;
 }
 
+static int set_pool_size(struct rg_cli_options *o, const char *arg,
+			 struct rg_error *err)
+{
+	if (rg_parse_long(arg, 0, RG_POOL_SIZE_MAX, &o->pool_size))
+		return rg_fail(err, 0, "invalid pool size specified: `%s' "
+			       "(0 to %d)", arg, RG_POOL_SIZE_MAX);
+	return 0;
+}
+
+/* The administrative commands: one per invocation. */
+static int set_pool_command(struct rg_cli_options *o, int opt,
+			    const char *arg, struct rg_error *err)
+{
+	enum rg_cli_pool_command cmd;
+
+	switch (opt) {
+	case OPT_POOL_CREATE:
+		cmd = RG_CLI_POOL_CREATE;
+		break;
+	case OPT_POOL_SHOW:
+		cmd = RG_CLI_POOL_SHOW;
+		break;
+	case OPT_POOL_PREWARM:
+		cmd = RG_CLI_POOL_PREWARM;
+		break;
+	default:
+		if (arg && strcmp(arg, "force"))
+			return rg_fail(err, 0, "invalid argument `%s' for "
+				       "--pool-destroy (only `force')", arg);
+		cmd = arg ? RG_CLI_POOL_DESTROY_FORCE : RG_CLI_POOL_DESTROY;
+	}
+	if (o->pool_command && o->pool_command != cmd)
+		return rg_fail(err, 0, "only one pool command at a time");
+	o->pool_command = cmd;
+	return 0;
+}
+
 /* Options with a numeric argument. */
 static int handle_limit(struct rg_cli_options *o, int opt, const char *arg,
 			struct rg_error *err)
@@ -298,6 +350,16 @@ static int handle_option(struct rg_cli_options *o, int opt, char *arg,
 		return add_variables(o, arg, err);
 	case OPT_SECCOMP:
 		return set_seccomp(o, arg, err);
+	case OPT_POOL_SIZE:
+		return set_pool_size(o, arg, err);
+	case OPT_POOL_DIR:
+		o->pool_dir = arg;
+		return 0;
+	case OPT_POOL_CREATE:
+	case OPT_POOL_SHOW:
+	case OPT_POOL_DESTROY:
+	case OPT_POOL_PREWARM:
+		return set_pool_command(o, opt, arg, err);
 	}
 	return handle_limit(o, opt, arg, err);
 }

@@ -2,7 +2,7 @@
 /*
  * The runguard command line, parsed as DOMjudge's runguard parses it:
  * getopt_long with RG_CLI_SHORT_OPTIONS and DOMjudge's long options, plus
- * our --seccomp=on|off and --allow-core-dumps.
+ * our --seccomp=on|off, --allow-core-dumps and the --pool-* options.
  */
 #ifndef RG_CLI_OPTIONS_H
 #define RG_CLI_OPTIONS_H
@@ -14,6 +14,15 @@
 #include <sys/types.h>
 
 #include <runguard/runguard.h>
+
+enum rg_cli_pool_command {
+	RG_CLI_POOL_NONE = 0,
+	RG_CLI_POOL_CREATE,
+	RG_CLI_POOL_SHOW,
+	RG_CLI_POOL_DESTROY,
+	RG_CLI_POOL_DESTROY_FORCE,
+	RG_CLI_POOL_PREWARM,	/* the paths are in command */
+};
 
 /*
  * Everything the command line said. Strings point into argv, except env
@@ -62,6 +71,10 @@ struct rg_cli_options {
 	bool verbose;			/* -v */
 	bool quiet;			/* -q (beats -v, as in 9.0) */
 	bool syscall_filter;		/* --seccomp, default on */
+
+	long pool_size;			/* --pool-size; -1 if absent */
+	const char *pool_dir;		/* --pool-dir */
+	enum rg_cli_pool_command pool_command; /* --pool-create ... */
 
 	bool show_help;			/* --help (beats --version) */
 	bool show_version;		/* --version */

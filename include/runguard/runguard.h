@@ -221,6 +221,10 @@ struct rg_result {
 	 */
 	uint64_t major_faults;
 
+	/* the run used pool slot number pool_slot */
+	bool pooled;
+	unsigned int pool_slot;
+
 	/* bytes consumed from each stream (including dropped ones) */
 	uint64_t stream_bytes[2];
 	/* bytes were dropped because of the stream limit */

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -34,7 +35,8 @@
 #include "cgroup.h"
 #include "cgroup_backend.h"
 
-#define TEST_PARENT "runguard-test-cg"
+/* Two levels, as a pool's slots have; only below runguard/ (shared hosts). */
+#define TEST_PARENT "runguard/test-cg"
 /*
  * The v2-only tests use the host's cgroup2 root on a v2 host, and the
  * controller-less second mount of a hybrid v1 host.
@@ -46,8 +48,9 @@
 #define BOMB_NPROC 200
 
 static enum rg_cgroup_mode mode;
+/* cpu: the library makes a group there too when it is mounted. */
 static const char *const v1_ctrls[] = { "memory", "cpuacct", "freezer",
-					"cpuset" };
+					"cpuset", "cpu" };
 #define NR_V1_CTRLS (sizeof(v1_ctrls) / sizeof(v1_ctrls[0]))
 static char *v1_mount[NR_V1_CTRLS];
 
@@ -305,7 +308,11 @@ static void start(struct rg_cgroup *cg)
 
 static void limit(struct rg_cgroup *cg, uint64_t bytes, const char *cpuset)
 {
-	struct rg_cgroup_limits l = { .memory_bytes = bytes, .cpuset = cpuset };
+	struct rg_cgroup_limits l = {
+		.set = RG_CG_SET_MEMORY | RG_CG_SET_CPUSET,
+		.memory_bytes = bytes,
+		.cpuset = cpuset,
+	};
 	struct rg_error err = { 0 };
 	int ret = rg_cgroup_apply_limits(cg, &l, &err);
 
@@ -620,7 +627,8 @@ static bool cpuset_available(void)
 static void test_cpuset(void **state)
 {
 	struct tstate *ts = *state;
-	struct rg_cgroup_limits bad = { RG_UNLIMITED, "99999" };
+	struct rg_cgroup_limits bad = { RG_CG_SET_CPUSET, RG_UNLIMITED,
+					"99999" };
 	struct rg_error err = { 0 };
 	struct rg_cgroup *cg;
 	char buf[256], mems[256], path[PATH_MAX];
@@ -653,7 +661,7 @@ static void test_errors(void **state)
 {
 	struct tstate *ts = *state;
 	const char *bad[] = { "", ".", "..", "a/b" };
-	struct rg_cgroup_limits pin = { RG_UNLIMITED, "0" };
+	struct rg_cgroup_limits pin = { RG_CG_SET_CPUSET, RG_UNLIMITED, "0" };
 	struct rg_error err = { 0 };
 	struct rg_cgroup *cg, *dup = NULL;
 	size_t i;
@@ -736,6 +744,577 @@ static void test_partial_create(void **state)
 	assert_int_equal(count_fds(), fds);
 }
 
+/* ---- a pooled slot: one cgroup reused by many runs ---- */
+
+/* rg_cgroup_open() of TEST_PARENT/name, which must work. */
+static struct rg_cgroup *open_cg(const char *name, bool cpuset)
+{
+	struct rg_error err = { 0 };
+	struct rg_cgroup *cg = NULL;
+	int ret = rg_cgroup_open(TEST_PARENT, name, cpuset, &cg, &err);
+
+	if (ret < 0)
+		print_err("rg_cgroup_open", &err);
+	assert_int_equal(ret, 0);
+	assert_non_null(cg);
+	return cg;
+}
+
+static void reset(struct rg_cgroup *cg)
+{
+	struct rg_error err = { 0 };
+	int ret = rg_cgroup_reset(cg, &err);
+
+	if (ret < 0)
+		print_err("rg_cgroup_reset", &err);
+	assert_int_equal(ret, 0);
+}
+
+static uint64_t usage(struct rg_cgroup *cg)
+{
+	struct rg_error err = { 0 };
+	uint64_t bytes = 0;
+	int ret = rg_cgroup_memory_usage(cg, &bytes, &err);
+
+	if (ret < 0)
+		print_err("rg_cgroup_memory_usage", &err);
+	assert_int_equal(ret, 0);
+	return bytes;
+}
+
+static void apply(struct rg_cgroup *cg, unsigned int set, uint64_t bytes,
+		  const char *cpuset)
+{
+	struct rg_cgroup_limits l = { set, bytes, cpuset };
+	struct rg_error err = { 0 };
+	int ret = rg_cgroup_apply_limits(cg, &l, &err);
+
+	if (ret < 0)
+		print_err("rg_cgroup_apply_limits", &err);
+	assert_int_equal(ret, 0);
+}
+
+static void assert_cg_file(const char *ctrl, const char *name,
+			   const char *file, const char *want)
+{
+	char buf[256];
+
+	read_cg(ctrl, name, file, buf, sizeof(buf));
+	assert_string_equal(buf, want);
+}
+
+static void write_path(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		fprintf(stderr, "open %s: %m\n", path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, s, strlen(s)), (ssize_t)strlen(s));
+	close(fd);
+}
+
+/* The run directory is there in every hierarchy a run needs. */
+static void assert_present(const char *name)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < (mode == RG_CGROUP_V1 ? 3 : 1); i++) {
+		cg_path(path, sizeof(path), NULL, v1_ctrls[i], name, "");
+		if (!exists(path))
+			fprintf(stderr, "missing: %s\n", path);
+		assert_true(exists(path));
+	}
+}
+
+static double ms_since(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* open takes what is there; close leaves it; create still wants it new. */
+static void test_open_existing(void **state)
+{
+	struct tstate *ts = *state;
+	struct rg_error err = { 0 };
+	bool cpus = cpuset_available();
+	struct rg_cgroup *cg, *dup = NULL;
+	struct rg_cgroup_stats st;
+	int fds, i;
+
+	make_name(ts->name[0], sizeof(ts->name[0]), "open");
+	cg = open_cg(ts->name[0], cpus);
+	assert_true(cg->fresh);
+	assert_exit_zero(spawn(cg, touch_mib, (void *)1));
+	rg_cgroup_close(cg);
+	rg_cgroup_close(NULL);
+	assert_present(ts->name[0]);
+	fds = count_fds();
+	for (i = 0; i < 20; i++) {
+		cg = open_cg(ts->name[0], cpus);
+		assert_false(cg->fresh);
+		rg_cgroup_close(cg);
+	}
+	assert_int_equal(count_fds(), fds);
+	assert_int_equal(rg_cgroup_create(TEST_PARENT, ts->name[0], cpus, &dup,
+					  &err),
+			 -1);
+	assert_int_equal(err.errnum, EEXIST);
+	assert_null(dup);
+	assert_present(ts->name[0]);
+	/* A run in it works; destroy (teardown) removes it. */
+	cg = ts->cg[0] = open_cg(ts->name[0], cpus);
+	limit(cg, RG_UNLIMITED, NULL);
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)5));
+	stats(cg, &st);
+	assert_int_equal(st.memory_peak_valid, rg_cgroup_peak_resettable(cg));
+}
+
+/* In a child: wait for the go (EOF), open; 10 + fresh, or 1. */
+static int race_open(const char *name, int go_fd)
+{
+	struct rg_error err = { 0 };
+	struct rg_cgroup *cg;
+	char c;
+	int ret;
+
+	if (read(go_fd, &c, 1) != 0)
+		return 2;
+	if (rg_cgroup_open(TEST_PARENT, name, false, &cg, &err) < 0) {
+		print_err("racing rg_cgroup_open", &err);
+		return 1;
+	}
+	ret = 10 + cg->fresh;
+	rg_cgroup_close(cg);
+	return ret;
+}
+
+static void test_open_race(void **state)
+{
+	struct tstate *ts = *state;
+	int round, i, p[2], status, nr_fresh;
+	pid_t pid[2];
+
+	for (round = 0; round < 10; round++) {
+		make_name(ts->name[0], sizeof(ts->name[0]), "race");
+		assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+		for (i = 0; i < 2; i++) {
+			pid[i] = fork();
+			assert_true(pid[i] >= 0);
+			if (pid[i] == 0) {
+				close(p[1]);
+				_exit(race_open(ts->name[0], p[0]));
+			}
+		}
+		close(p[0]);
+		close(p[1]);
+		nr_fresh = 0;
+		for (i = 0; i < 2; i++) {
+			status = wait_status(pid[i]);
+			assert_true(WIFEXITED(status));
+			assert_in_range(WEXITSTATUS(status), 10, 11);
+			nr_fresh += WEXITSTATUS(status) - 10;
+		}
+		/* v1: each may win a different hierarchy, then neither is. */
+		if (mode == RG_CGROUP_V2)
+			assert_int_equal(nr_fresh, 1);
+		else
+			assert_true(nr_fresh <= 1);
+		ts->cg[0] = open_cg(ts->name[0], false);
+		assert_false(ts->cg[0]->fresh);
+		destroy_cg(ts, 0);
+	}
+}
+
+/*
+ * Failing half-way, open removes the run directories it made and keeps
+ * the one that was there. The name is a control file of the freezer
+ * hierarchy, so opening fails there, after memory and cpuacct.
+ */
+static void test_open_partial(void **state)
+{
+	const char *name = "freezer.state";
+	char mem_dir[PATH_MAX], acct_dir[PATH_MAX], file[PATH_MAX];
+	struct rg_error err = { 0 };
+	struct rg_cgroup *cg = NULL;
+	int fds;
+
+	(void)state;
+	if (mode != RG_CGROUP_V1 || !v1_mount[2] ||
+	    !strcmp(v1_mount[0], v1_mount[2]) ||
+	    !strcmp(v1_mount[1], v1_mount[2]))
+		skip_because("v1 only: needs a freezer hierarchy of its own");
+	cg_path(mem_dir, sizeof(mem_dir), NULL, "memory", name, "");
+	cg_path(acct_dir, sizeof(acct_dir), NULL, "cpuacct", name, "");
+	cg_path(file, sizeof(file), NULL, "freezer", "", name);
+	assert_int_equal(mkdir(mem_dir, 0755), 0);
+	fds = count_fds();
+	assert_int_equal(rg_cgroup_open(TEST_PARENT, name, false, &cg, &err),
+			 -1);
+	print_err("  expected", &err);
+	assert_int_equal(err.errnum, ENOTDIR);
+	assert_null(cg);
+	assert_int_equal(count_fds(), fds);
+	assert_true(exists(mem_dir));
+	assert_false(exists(acct_dir));
+	assert_true(exists(file));
+	assert_int_equal(rmdir(mem_dir), 0);
+}
+
+/* Each limit is written only when asked for; the other stays. */
+static void test_selective_limits(void **state)
+{
+	struct tstate *ts = *state;
+	const char *mem = mode == RG_CGROUP_V1 ? "memory.limit_in_bytes" :
+						 "memory.max";
+	const unsigned int both = RG_CG_SET_MEMORY | RG_CG_SET_CPUSET;
+	char all[256] = "", path[PATH_MAX];
+	struct rg_cgroup *cg;
+	const char *n;
+
+	if (!cpuset_available())
+		skip_because("no cpuset hierarchy is mounted");
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip_because("one CPU: pinned and unpinned read the same");
+	cg = make_cg(ts, 0, "select", true);
+	n = ts->name[0];
+	/* Unpinned: v1 the parent's CPUs, v2 empty (the parent's). */
+	if (mode == RG_CGROUP_V1) {
+		cg_path(path, sizeof(path), NULL, "cpuset", "", "cpuset.cpus");
+		read_path(path, all, sizeof(all));
+	}
+	apply(cg, both, 64 * MIB, "0");
+	assert_cg_file("memory", n, mem, "67108864");
+	assert_cg_file("cpuset", n, "cpuset.cpus", "0");
+	apply(cg, RG_CG_SET_MEMORY, 32 * MIB, "1");
+	assert_cg_file("memory", n, mem, "33554432");
+	assert_cg_file("cpuset", n, "cpuset.cpus", "0");
+	apply(cg, RG_CG_SET_CPUSET, 8 * MIB, NULL);
+	assert_cg_file("memory", n, mem, "33554432");
+	assert_cg_file("cpuset", n, "cpuset.cpus", all);
+	apply(cg, RG_CG_SET_CPUSET, RG_UNLIMITED, "1");
+	assert_cg_file("memory", n, mem, "33554432");
+	assert_cg_file("cpuset", n, "cpuset.cpus", "1");
+	apply(cg, 0, 8 * MIB, "0");
+	assert_cg_file("memory", n, mem, "33554432");
+	assert_cg_file("cpuset", n, "cpuset.cpus", "1");
+	/* Without cpuset: unpinning is nothing to do, memory ignores it. */
+	cg = make_cg(ts, 1, "select-nocpuset", false);
+	apply(cg, RG_CG_SET_CPUSET, 8 * MIB, NULL);
+	apply(cg, RG_CG_SET_MEMORY, 16 * MIB, "0");
+	assert_cg_file("memory", ts->name[1], mem, "16777216");
+}
+
+struct fill_arg {
+	const char *path;
+	unsigned int mib;
+};
+
+/* Leaves mib MiB of page cache charged to the cgroup, dirty. */
+static int fill_file(void *arg)
+{
+	const struct fill_arg *a = arg;
+	static char chunk[1 << 20];
+	unsigned int i;
+	int fd;
+
+	fd = open(a->path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return 2;
+	memset(chunk, 'x', sizeof(chunk));
+	for (i = 0; i < a->mib; i++)
+		if (write(fd, chunk, sizeof(chunk)) != sizeof(chunk))
+			return 3;
+	return close(fd) ? 4 : 0;
+}
+
+/* Page cache needs a disk file system: tmpfs pages are not reclaimable. */
+#define PAGE_CACHE_DIR "/var/tmp"
+
+/*
+ * After a run that left page cache, reset brings usage and the next run's
+ * peak back to those of a new cgroup. RG_TEST_PAGE_CACHE_MIB sets the size
+ * (32 MiB).
+ *
+ * What rg_cgroup_reset() costs, on the development machine (6.18, cgroup
+ * v1, 2 vCPUs, ext4, no swap), ten runs each of
+ *   [RG_TEST_PAGE_CACHE_MIB=64] build/tests/cgroup/test-cgroup 2>&1 |
+ *   grep reset:
+ * - 64 MiB of dirty page cache left (66 MiB charged): 3.7-21 ms, most
+ *   about 20 ms, 0.2 MiB (slab) stays; while other builds loaded the
+ *   machine, some took 105-115 ms (so did clean, fsync'ed pages).
+ * - 32 MiB left (33 MiB charged): 9-12 ms, 0.1 MiB stays.
+ * - An emptied cgroup (usage 0): 3.4 us (one pread, five writes). In about
+ *   one run of five a page or two of kernel memory stays charged (4-8 KiB);
+ *   then every reset runs force_empty for nothing: 275-475 us.
+ */
+static void test_reset_page_cache(void **state)
+{
+	struct tstate *ts = *state;
+	const char *env = getenv("RG_TEST_PAGE_CACHE_MIB");
+	struct fill_arg a = { .mib = env ? (unsigned int)atoi(env) : 32 };
+	struct rg_cgroup_stats st, fst;
+	uint64_t before, after;
+	struct rg_cgroup *cg;
+	char path[PATH_MAX];
+	struct timespec t;
+	struct statfs sfs;
+	double ms;
+	int fd, i;
+
+	if (statfs(PAGE_CACHE_DIR, &sfs) < 0 || sfs.f_type == TMPFS_MAGIC ||
+	    sfs.f_type == RAMFS_MAGIC)
+		skip_because(PAGE_CACHE_DIR " is missing or not on a disk file system (the kernel lab's root is a tmpfs): no reclaimable page cache");
+	snprintf(path, sizeof(path), "%s/rg-test-cg-XXXXXX", PAGE_CACHE_DIR);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	a.path = path;
+	cg = make_cg(ts, 0, "reuse", false);
+	make_cg(ts, 1, "new", false);
+	limit(cg, RG_UNLIMITED, NULL);
+	limit(ts->cg[1], RG_UNLIMITED, NULL);
+	assert_exit_zero(spawn(cg, fill_file, &a));
+	kill_all(cg);
+	before = usage(cg);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	reset(cg);
+	ms = ms_since(&t);
+	after = usage(cg);
+	fprintf(stderr, "  reset: %u MiB written, %.1f MiB charged, %.1f MiB left, took %.2f ms\n",
+		a.mib, before / (double)MIB, after / (double)MIB, ms);
+	/* The next run's peak, and a new cgroup's, side by side. */
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)5));
+	stats(cg, &st);
+	start(ts->cg[1]);
+	assert_exit_zero_sampled(ts->cg[1],
+				 spawn(ts->cg[1], touch_mib, (void *)5));
+	stats(ts->cg[1], &fst);
+	unlink(path);
+	assert_true(before >= a.mib * MIB / 2);
+	assert_true(after <= 2 * MIB);
+	assert_true(st.memory_peak_valid && fst.memory_peak_valid);
+	assert_true(st.memory_peak <= fst.memory_peak + 4 * MIB);
+	assert_true(st.memory_peak + 4 * MIB >= fst.memory_peak);
+	/* Empty now: the cheap path. */
+	kill_all(cg);
+	reset(cg);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (i = 0; i < 1000; i++)
+		reset(cg);
+	ms = ms_since(&t);
+	fprintf(stderr,
+		"  reset: emptied cgroup (%.0f KiB left), %.1f us each\n",
+		usage(cg) / 1024.0, ms);
+}
+
+/*
+ * Without swap, tmpfs pages cannot be reclaimed: reset still works (v2:
+ * memory.reclaim's EAGAIN), and rg_cgroup_memory_usage() shows what
+ * stays, which is how a pool sees that a cgroup needs recycling.
+ */
+static void test_reset_unreclaimable(void **state)
+{
+	struct tstate *ts = *state;
+	struct fill_arg a = { .mib = 8 };
+	uint64_t before, after, gone;
+	struct rg_cgroup *cg;
+	char path[PATH_MAX];
+	struct timespec t;
+	struct statfs sfs;
+	struct sysinfo si;
+	double ms;
+	int fd;
+
+	if (statfs("/dev/shm", &sfs) < 0 || sfs.f_type != TMPFS_MAGIC)
+		skip_because("/dev/shm is not a tmpfs");
+	if (sysinfo(&si) < 0 || si.totalswap)
+		skip_because("swap is on: tmpfs pages could be reclaimed");
+	snprintf(path, sizeof(path), "/dev/shm/rg-test-cg-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	a.path = path;
+	cg = make_cg(ts, 0, "shm", false);
+	limit(cg, RG_UNLIMITED, NULL);
+	assert_exit_zero(spawn(cg, fill_file, &a));
+	kill_all(cg);
+	before = usage(cg);
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	reset(cg);
+	ms = ms_since(&t);
+	after = usage(cg);
+	unlink(path);
+	gone = usage(cg);
+	fprintf(stderr, "  reset: %.1f MiB charged, %.1f MiB left (tmpfs), took %.2f ms; %.1f MiB once removed\n",
+		before / (double)MIB, after / (double)MIB, ms,
+		gone / (double)MIB);
+	assert_true(before >= 8 * MIB);
+	assert_true(after >= 8 * MIB);
+	assert_true(gone <= 2 * MIB);
+	/* 5.10 reclaims through memory.high: it must be back at max. */
+	if (mode == RG_CGROUP_V2)
+		assert_cg_file(NULL, ts->name[0], "memory.high", "max");
+}
+
+/*
+ * CPU time and OOM are the run's, though an earlier run in the same
+ * cgroup (another process) spun and was OOM-killed.
+ */
+static void test_reuse_deltas(void **state)
+{
+	struct tstate *ts = *state;
+	const char *mem = mode == RG_CGROUP_V1 ? "memory.limit_in_bytes" :
+						 "memory.max";
+	struct rg_cgroup_stats st;
+	struct rg_cgroup *cg;
+	double secs = 1.0, little = 0.1;
+	char buf[64], path[PATH_MAX];
+	uint64_t before;
+	const char *n;
+	int status;
+
+	make_name(ts->name[0], sizeof(ts->name[0]), "deltas");
+	n = ts->name[0];
+	cg = open_cg(n, false);
+	limit(cg, 32 * MIB, NULL);
+	start(cg);
+	assert_exit_zero(spawn(cg, spin, &secs));
+	status = wait_status(spawn(cg, touch_mib, (void *)100));
+	assert_true(WIFSIGNALED(status));
+	stats(cg, &st);
+	assert_true(st.oom_killed);
+	kill_all(cg);
+	rg_cgroup_close(cg);
+
+	cg = ts->cg[0] = open_cg(n, false);
+	assert_false(cg->fresh);
+	before = usage(cg);
+	reset(cg);
+	fprintf(stderr, "  reset: %.2f MiB charged, %.2f MiB left\n",
+		before / (double)MIB, usage(cg) / (double)MIB);
+	if (mode == RG_CGROUP_V1) {
+		assert_cg_file("memory", n, "memory.failcnt", "0");
+		assert_cg_file("cpuacct", n, "cpuacct.usage", "0");
+		cg_path(path, sizeof(path), NULL, "memory", n,
+			"memory.memsw.failcnt");
+		if (exists(path))
+			assert_cg_file("memory", n, "memory.memsw.failcnt",
+				       "0");
+		read_cg("memory", n, "memory.max_usage_in_bytes", buf,
+			sizeof(buf));
+		assert_true(strtoull(buf, NULL, 10) <= 2 * MIB);
+	}
+	assert_cg_file("memory", n, mem, "33554432");
+	start(cg);
+	assert_exit_zero(spawn(cg, spin, &little));
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)1));
+	stats(cg, &st);
+	assert_false(st.oom_killed);
+	assert_true(st.cpu_ns >= 50000000 && st.cpu_ns < 600000000);
+	assert_int_equal(st.memory_peak_valid, rg_cgroup_peak_resettable(cg));
+	if (st.memory_peak_valid)
+		assert_true(st.memory_peak < 16 * MIB);
+}
+
+/*
+ * Kill through a handle that opened the cgroup: tasks an earlier process
+ * left, frozen by a process that died before it could thaw them.
+ */
+static void test_reuse_kill(void **state)
+{
+	struct tstate *ts = *state;
+	struct setsid_arg a = { .nr = 20 };
+	struct rg_cgroup *cg = make_cg(ts, 0, "rekill", false);
+	const char *n = ts->name[0];
+	char path[PATH_MAX];
+	pid_t pids[20];
+	int p[2], i, status;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	a.fd = p[1];
+	assert_exit_zero(spawn(cg, fork_setsid, &a));
+	close(p[1]);
+	for (i = 0; i < a.nr; i++)
+		assert_int_equal(read(p[0], &pids[i], sizeof(pids[i])),
+				 sizeof(pids[i]));
+	close(p[0]);
+	rg_cgroup_close(cg);
+	ts->cg[0] = NULL;
+	if (mode == RG_CGROUP_V1)
+		cg_path(path, sizeof(path), NULL, "freezer", n,
+			"freezer.state");
+	else
+		cg_path(path, sizeof(path), NULL, NULL, n, "cgroup.freeze");
+	write_path(path, mode == RG_CGROUP_V1 ? "FROZEN" : "1");
+
+	cg = ts->cg[0] = open_cg(n, false);
+	assert_false(cg->fresh);
+	if (mode == RG_CGROUP_V1)
+		assert_cg_file("freezer", n, "freezer.state", "THAWED");
+	else
+		assert_cg_file(NULL, n, "cgroup.freeze", "0");
+	assert_int_equal(populated(cg), 1);
+	kill_all(cg);
+	assert_int_equal(populated(cg), 0);
+	for (i = 0; i < a.nr; i++) {
+		status = wait_status(pids[i]);
+		assert_true(WIFSIGNALED(status));
+		assert_int_equal(WTERMSIG(status), SIGKILL);
+	}
+}
+
+/*
+ * v2 5.19-6.11: memory.peak of a cgroup an earlier process used holds that
+ * run's peak and cannot be reset; it must be reported as invalid.
+ */
+static void test_v2_stale_peak(void **state)
+{
+	struct tstate *ts = *state;
+	struct rg_cgroup_stats st;
+	struct rg_cgroup *cg;
+	const char *n;
+
+	if (mode != RG_CGROUP_V2)
+		skip_because("cgroup v2 only (kernel lab, -c v2): v1 watermarks can always be reset");
+	make_name(ts->name[0], sizeof(ts->name[0]), "stale");
+	n = ts->name[0];
+	cg = open_cg(n, false);
+	assert_true(cg->fresh);
+	limit(cg, RG_UNLIMITED, NULL);
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)50));
+	stats(cg, &st);
+	assert_true(st.memory_peak_valid);
+	assert_true(st.memory_peak >= 50 * MIB);
+	kill_all(cg);
+	rg_cgroup_close(cg);
+
+	cg = ts->cg[0] = open_cg(n, false);
+	assert_false(cg->fresh);
+	reset(cg);
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)5));
+	stats(cg, &st);
+	if (!rg_cgroup_peak_resettable(cg)) {
+		assert_false(st.memory_peak_valid);
+		assert_string_equal(st.memory_method, "memory.peak(stale)");
+		/* what it would have said: the earlier run's */
+		assert_true(st.memory_peak >= 50 * MIB);
+		return;
+	}
+	assert_true(st.memory_peak_valid);
+	assert_true(st.memory_peak >= 5 * MIB && st.memory_peak < 30 * MIB);
+	assert_true(!strcmp(st.memory_method, "memory.peak(fd-reset)") ||
+		    !strcmp(st.memory_method, "memory.current(sampled)"));
+}
+
 /* ---- v2 on this host's second cgroup2 mount (no controllers) ---- */
 
 #define V2_TEST_ROOT_TEXT "/sys/fs/cgroup (v2) or /sys/fs/cgroup/unified (v1)"
@@ -756,7 +1335,7 @@ static struct rg_cgroup *make_v2(struct tstate *ts, const char *what)
 	ts->v2_root = V2_TEST_ROOT;
 	make_name(ts->name[0], sizeof(ts->name[0]), what);
 	ret = rg_cgroup_v2_create(V2_TEST_ROOT, TEST_PARENT, ts->name[0], 0,
-				  &ts->cg[0], &err);
+				  false, &ts->cg[0], &err);
 	if (ret < 0)
 		print_err("rg_cgroup_v2_create", &err);
 	assert_int_equal(ret, 0);
@@ -815,7 +1394,8 @@ static void test_v2_clone_kill(void **state)
 		assert_true(WIFSIGNALED(wait_status(pids[i])));
 	/* No memory controller there: a limit is refused, clearly. */
 	{
-		struct rg_cgroup_limits l = { 32 * MIB, NULL };
+		struct rg_cgroup_limits l = { RG_CG_SET_MEMORY, 32 * MIB,
+					      NULL };
 		struct rg_error err = { 0 };
 
 		assert_int_equal(rg_cgroup_apply_limits(cg, &l, &err), -1);
@@ -872,6 +1452,51 @@ static void test_v2_attach(void **state)
 	status = wait_status(pid);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGKILL);
+}
+
+/* open on v2: fresh or not, thaws what was left frozen, kills, no memory. */
+static void test_v2_open(void **state)
+{
+	struct tstate *ts = *state;
+	struct rg_error err = { 0 };
+	struct rg_cgroup *cg = NULL;
+	char path[PATH_MAX], buf[16];
+	uint64_t bytes;
+	int i, status;
+	pid_t pid;
+
+	if (!v2_test_root_usable())
+		skip_because("no cgroup2 mount at " V2_TEST_ROOT_TEXT);
+	ts->v2_root = V2_TEST_ROOT;
+	make_name(ts->name[0], sizeof(ts->name[0]), "v2open");
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(rg_cgroup_v2_create(V2_TEST_ROOT, TEST_PARENT,
+						     ts->name[0], 0, true, &cg,
+						     &err),
+				 0);
+		assert_int_equal(cg->fresh, i == 0);
+		if (i == 0) {
+			pid = clone_into(rg_cgroup_clone_fd(cg));
+			assert_true(pid >= 0);
+			if (pid == 0)
+				_exit(pause_forever(NULL));
+			rg_cgroup_close(cg);
+			cg_path(path, sizeof(path), V2_TEST_ROOT, NULL,
+				ts->name[0], "cgroup.freeze");
+			write_path(path, "1");
+		}
+	}
+	ts->cg[0] = cg;
+	read_path(path, buf, sizeof(buf));
+	assert_string_equal(buf, "0");
+	assert_int_equal(populated(cg), 1);
+	kill_all(cg);
+	status = wait_status(pid);
+	assert_true(WIFSIGNALED(status));
+	/* No memory controller there: nothing to reclaim, nothing to read. */
+	reset(cg);
+	assert_int_equal(rg_cgroup_memory_usage(cg, &bytes, &err), -1);
+	assert_int_equal(err.errnum, ENODEV);
 }
 
 /* ---- set-up of the whole program ---- */
@@ -965,6 +1590,26 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_v2_attach, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_fork_bomb, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_existing, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_race, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_open_partial, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_selective_limits, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reset_page_cache, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reset_unreclaimable,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reuse_deltas, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_reuse_kill, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_v2_stale_peak, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_v2_open, setup,
 						teardown),
 	};
 	int ret;

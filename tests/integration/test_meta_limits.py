@@ -358,7 +358,7 @@ class RlimitTest(RGTestCase):
         self.assertEqual(p['rlimit-nproc'], '10 10')
         self.assertEqual(p['rlimit-cpu'], '3 4')
         self.assertEqual(p['rlimit-fsize'], '16384 16384')
-        self.assertEqual(p['rlimit-core'], '0 0')
+        self.assertEqual(p['rlimit-core'], '1 1')
         for res in ('as', 'data', 'stack'):
             self.assertEqual(p['rlimit-' + res], 'unlimited unlimited', res)
 

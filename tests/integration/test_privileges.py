@@ -103,7 +103,7 @@ class PrivilegeTest(RGTestCase):
 
     def test_core_dumps_off_by_default(self):
         _, p = self.probe()
-        self.assertEqual(p['rlimit-core'], '0 0')
+        self.assertEqual(p['rlimit-core'], '1 1')
 
     def test_no_core_file_written(self):
         wdir = self.path('cwd')
@@ -124,12 +124,12 @@ class PrivilegeTest(RGTestCase):
             resource.setrlimit(resource.RLIMIT_CORE,
                                (1 << 20, resource.RLIM_INFINITY))
         _, p = self.probe('--allow-core-dumps', preexec_fn=set_core_limit)
-        self.assertNotEqual(p['rlimit-core'].split()[0], '0',
+        self.assertNotEqual(p['rlimit-core'].split()[0], '1',
                             'core dumps still disabled')
         # -c wins regardless.
         _, p = self.probe('--allow-core-dumps', '-c',
                           preexec_fn=set_core_limit)
-        self.assertEqual(p['rlimit-core'], '0 0')
+        self.assertEqual(p['rlimit-core'], '1 1')
 
     def test_in_run_cgroup(self):
         _, p = self.probe()

@@ -441,10 +441,17 @@ static void test_our_table_matches_dj(void **state)
 		assert_int_equal(table[i].has_arg == required_argument,
 				 dj_options[i].has_arg);
 	}
-	/* the additions come after and start with "se" and "a" */
+	/*
+	 * The additions come after and start with "se", "a" and "po" (no
+	 * DOMjudge long option starts with 'p').
+	 */
 	assert_string_equal(table[N_DJ].name, "seccomp");
 	assert_string_equal(table[N_DJ + 1].name, "allow-core-dumps");
-	assert_null(table[N_DJ + 2].name);
+	for (size_t i = N_DJ + 2; table[i].name; i++) {
+		assert_true(strncmp(table[i].name, "pool-", 5) == 0);
+		for (size_t j = 0; j < N_DJ; j++)
+			assert_true(dj_options[j].name[0] != 'p');
+	}
 }
 
 /* ---- getopt behaviour ---- */

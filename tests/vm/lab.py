@@ -57,7 +57,7 @@ MATRIX = (
 )
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
-                       'cleanup', 'domjudge', 'languages', 'library')
+                       'cleanup', 'domjudge', 'languages', 'library', 'pool')
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The slot pool: N slots, each a cgroup and an IPC, network and UTS
+ * namespace that outlive the runs. A run borrows a free slot (flock on its
+ * lock file, released by the kernel if the holder dies), uses it and leaves
+ * it as clean as a new one, so that no cgroup, namespace or mount is created
+ * or destroyed per run. See docs/pool.md.
+ *
+ * Runs use the pool when rg_config_set_pool() gave a size > 0; the first
+ * such run creates the pool. The calls below are for administration.
+ */
+#ifndef RUNGUARD_POOL_H
+#define RUNGUARD_POOL_H
+
+#include <limits.h>
+#include <runguard/runguard.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RG_POOL_DIR_DEFAULT "/run/runguard"
+/* more slots than this is a typo, not a judgehost */
+#define RG_POOL_SIZE_MAX 1024
+
+/* How a pool is made (by rg_pool_create() or by the first run). */
+struct rg_pool_options {
+	const char *dir;           /* NULL: RG_POOL_DIR_DEFAULT */
+	unsigned int size;         /* slots, 1 .. RG_POOL_SIZE_MAX */
+	const char *cgroup_parent; /* NULL: the build's default */
+	/*
+	 * cgroup v1 only: mount a named hierarchy with "favordynmods", so that
+	 * moving the child into the slot cgroups does not wait for an RCU grace
+	 * period after idle (5-7 ms). Host-wide effect: see docs/pool.md.
+	 */
+	bool favordynmods;
+};
+
+/* Create the pool, or complete a half-made one. Idempotent. */
+RG_EXPORT int rg_pool_create(const struct rg_pool_options *options,
+			     struct rg_error *err);
+
+/*
+ * Remove slots, namespaces, mounts, cgroups and files. Refuses (EBUSY) while
+ * a slot is held, unless force: then the runs in held slots are killed.
+ */
+RG_EXPORT int rg_pool_destroy(const char *dir, bool force,
+			      struct rg_error *err);
+
+enum rg_pool_slot_state {
+	RG_POOL_SLOT_FREE = 0,
+	RG_POOL_SLOT_HELD = 1,
+	/* its holder died during a run; the next holder cleans it */
+	RG_POOL_SLOT_DIRTY = 2,
+};
+
+struct rg_pool_slot_info {
+	unsigned int index;
+	enum rg_pool_slot_state state;
+	pid_t holder;          /* 0 when free */
+	uint64_t runs;         /* runs served */
+	int64_t last_reset;    /* seconds since the epoch, 0: never */
+	bool settings_known;   /* the two settings below are in force */
+	uint64_t memory_limit; /* bytes, RG_UNLIMITED for none */
+	char cpuset[72];       /* "" for none */
+};
+
+struct rg_pool_info {
+	unsigned int size;
+	int cgroup_version;    /* 1 or 2 */
+	char cgroup_path[256]; /* parent of the slot cgroups */
+	bool favordynmods;
+	int64_t created;       /* seconds since the epoch */
+};
+
+/*
+ * Read the pool's state without changing it. *slots (info->size entries)
+ * is allocated; free() it. ENOENT when there is no pool.
+ */
+RG_EXPORT int rg_pool_show(const char *dir, struct rg_pool_info *info,
+			   struct rg_pool_slot_info **slots,
+			   struct rg_error *err);
+
+struct rg_prewarm_stats {
+	uint64_t files;
+	uint64_t bytes;
+};
+
+/*
+ * Bring files (directories: every regular file below them, same file
+ * system) into the page cache from the calling process, so that the pages
+ * are charged to the caller's cgroup and not to the slot of the first run
+ * that touches them.
+ */
+RG_EXPORT int rg_pool_prewarm(const char *const paths[], size_t count,
+			      struct rg_prewarm_stats *stats,
+			      struct rg_error *err);
+
+/* Run in a pool of size slots at dir (NULL: default); 0 turns it off. */
+RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
+				 unsigned int size, struct rg_error *err);
+
+/* See rg_pool_options.favordynmods; default true. */
+RG_EXPORT void rg_config_set_pool_favordynmods(struct rg_config *cfg,
+					       bool enable);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

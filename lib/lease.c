@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Borrowing a pool slot for one run, and giving it back clean. This is the
+ * per-run path: a few opens, flocks and preads on small files, no cgroup,
+ * namespace or mount created or destroyed (except to repair a slot that
+ * lost its namespaces, or to recycle a cgroup whose peak cannot be reset).
+ */
+#include "pool.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "error.h"
+#include "ns.h"
+#include "prewarm.h"
+
+/* how long one wait for a free slot sleeps at most */
+#define WAIT_MAX_MS 20
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static const char *cpuset_of(const struct rg_config *cfg)
+{
+	return cfg->cpuset ? cfg->cpuset : "";
+}
+
+static bool settings_match(const struct slot_record *rec,
+			   const struct rg_config *cfg)
+{
+	return (rec->flags & SLOT_SETTINGS_KNOWN) &&
+	       rec->memory_limit == cfg->memory_limit &&
+	       strcmp(rec->cpuset, cpuset_of(cfg)) == 0;
+}
+
+/* Lower is better: clean and matching, clean, then dirty or unknown. */
+static int preference(const struct slot_record *rec,
+		      const struct rg_config *cfg)
+{
+	if (rec->magic != RG_SLOT_MAGIC || rec->state != SLOT_CLEAN)
+		return 2;
+	return settings_match(rec, cfg) ? 0 : 1;
+}
+
+static int read_table(int dir_fd, struct slot_record *recs, unsigned int n)
+{
+	int fd = openat(dir_fd, "slots.table", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	memset(recs, 0, n * sizeof(*recs));
+	if (fd < 0)
+		return -1;
+	len = pread(fd, recs, n * sizeof(*recs), 0);
+	close(fd);
+	return len < 0 ? -1 : 0;
+}
+
+static int try_lock_slot(int dir_fd, unsigned int index)
+{
+	char lock[32];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "slot-%u.lock", index);
+	fd = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * One pass over the slots in order of preference, starting at a
+ * pid-dependent slot so that equal judges spread out. Returns the locked
+ * slot's lock fd and index, or -1 when all are busy.
+ */
+static int pick_slot(int dir_fd, const struct pool_header *h,
+		     const struct rg_config *cfg, unsigned int *index)
+{
+	struct slot_record *recs = calloc(h->size, sizeof(*recs));
+	unsigned int start = (unsigned int)getpid() % h->size;
+	int fd = -1;
+
+	if (!recs)
+		return -1;
+	read_table(dir_fd, recs, h->size);
+	for (int pref = 0; pref <= 2 && fd < 0; pref++) {
+		for (unsigned int k = 0; k < h->size && fd < 0; k++) {
+			unsigned int i = (start + k) % h->size;
+
+			if (preference(&recs[i], cfg) != pref)
+				continue;
+			fd = try_lock_slot(dir_fd, i);
+			if (fd >= 0)
+				*index = i;
+		}
+	}
+	free(recs);
+	return fd;
+}
+
+/* Sleep until the next try; false when wake_fd became readable. */
+static bool wait_a_little(int wake_fd, int *delay_ms)
+{
+	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
+
+	if (poll(&p, wake_fd >= 0 ? 1 : 0, *delay_ms) > 0)
+		return false;
+	if (*delay_ms < WAIT_MAX_MS)
+		*delay_ms *= 2;
+	return true;
+}
+
+static void pool_options(const struct rg_config *cfg,
+			 struct rg_pool_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->dir = cfg->pool_dir;
+	o->size = cfg->pool_size;
+	o->cgroup_parent = cfg->cgroup_parent;
+	o->favordynmods = cfg->pool_favordynmods;
+}
+
+/* Shared pool lock held while picking, so destroy waits for us. */
+static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
+		       struct rg_pool_lease *l, struct pool_header *h,
+		       struct rg_error *err)
+{
+	struct rg_pool_options o;
+	bool logged = false;
+	int delay_ms = 1;
+	int pool_lock;
+
+	pool_options(cfg, &o);
+	for (;;) {
+		if (rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
+			return -1;
+		pool_lock = openat(l->dir_fd, "pool.lock", O_RDONLY | O_CLOEXEC);
+		if (pool_lock < 0 || flock(pool_lock, LOCK_SH) < 0) {
+			close_fd(&pool_lock);
+			continue; /* destroyed meanwhile: create it again */
+		}
+		if (rg_pool_read_header(l->dir_fd, h) == 0) {
+			l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index);
+			close(pool_lock);
+			if (l->lock_fd >= 0)
+				return 0;
+		} else {
+			close(pool_lock);
+			continue;
+		}
+		if (!logged) {
+			rg_log(cfg, RG_LOG_NOTICE, "all %u slots busy, waiting",
+			       h->size);
+			logged = true;
+		}
+		if (!wait_a_little(wake_fd, &delay_ms))
+			return rg_fail(err, EINTR,
+				       "interrupted while waiting for a free slot");
+	}
+}
+
+static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
+{
+	if (rg_ns_open(l->ns_dir, l->name, l->ns_fd, err) == 0)
+		return 0;
+	if (err->errnum != ESTALE && err->errnum != ENOENT)
+		return -1;
+	/* lost (unmounted, rebooted): this slot gets new ones */
+	if (rg_ns_prepare_dir(l->ns_dir, err) < 0 ||
+	    rg_ns_remove(l->ns_dir, l->name, err) < 0 ||
+	    rg_ns_create(l->ns_dir, l->name, err) < 0)
+		return -1;
+	return rg_ns_open(l->ns_dir, l->name, l->ns_fd, err);
+}
+
+/* Everything a previous run could have left, removed. */
+static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
+{
+	struct rg_ns_scrub report;
+
+	if (rg_cgroup_kill_all(l->cgroup, err) < 0)
+		return -1;
+	if (rg_ns_scrub(l->ns_fd, l->ns_dir, l->name, &report, err) < 0)
+		return -1;
+	if (report.unix_sockets_left > 0) {
+		/* sockets stuck in flight: the next run gets a new net ns */
+		rg_ns_close(l->ns_fd);
+		if (rg_ns_replace_net(l->ns_dir, l->name, err) < 0)
+			return -1;
+		if (rg_ns_open(l->ns_dir, l->name, l->ns_fd, err) < 0)
+			return -1;
+	}
+	return rg_cgroup_reset(l->cgroup, err);
+}
+
+static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
+		       struct rg_error *err)
+{
+	bool created;
+
+	if (rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created, err) < 0)
+		return -1;
+	if (created)
+		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
+	/*
+	 * A v2 peak that cannot be reset (5.19-6.11) covers every run since
+	 * the cgroup was made: give each run a new cgroup.
+	 */
+	if (!rg_cgroup_peak_resettable(l->cgroup) &&
+	    (l->rec.flags & SLOT_USED)) {
+		if (rg_cgroup_destroy(l->cgroup, err) < 0) {
+			l->cgroup = NULL;
+			return -1;
+		}
+		l->cgroup = NULL;
+		if (rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created,
+					     err) < 0)
+			return -1;
+		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
+	}
+	return 0;
+}
+
+static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
+			  struct rg_error *err)
+{
+	struct rg_cgroup_limits limits = {
+		.memory_bytes = cfg->memory_limit,
+		.cpuset = cfg->cpuset,
+	};
+	bool known = l->rec.flags & SLOT_SETTINGS_KNOWN;
+
+	if (!known || l->rec.memory_limit != cfg->memory_limit)
+		limits.set |= RG_CG_SET_MEMORY;
+	if (!known || strcmp(l->rec.cpuset, cpuset_of(cfg)))
+		limits.set |= RG_CG_SET_CPUSET;
+	if (limits.set && rg_cgroup_apply_limits(l->cgroup, &limits, err) < 0)
+		return -1;
+	l->rec.memory_limit = cfg->memory_limit;
+	snprintf(l->rec.cpuset, sizeof(l->rec.cpuset), "%s", cpuset_of(cfg));
+	l->rec.flags |= SLOT_SETTINGS_KNOWN | SLOT_USED;
+	return 0;
+}
+
+static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
+			const struct pool_header *h, struct rg_error *err)
+{
+	bool dirty;
+
+	rg_pool_slot_name(l->index, l->name, sizeof(l->name));
+	dirty = rg_pool_read_record(l->dir_fd, l->index, &l->rec) < 0 ||
+		l->rec.state != SLOT_CLEAN;
+	if (cfg->cpuset && strlen(cfg->cpuset) >= sizeof(l->rec.cpuset))
+		return rg_fail(err, E2BIG, "cpuset list too long for a pool");
+	/* from here until release, a crash leaves the slot marked dirty */
+	l->rec.magic = RG_SLOT_MAGIC;
+	l->rec.state = SLOT_IN_USE;
+	l->rec.holder = getpid();
+	if (dirty)
+		l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
+	if (rg_pool_write_record(l->dir_fd, l->index, &l->rec, err) < 0)
+		return -1;
+	if (open_cgroup(l, h, err) < 0 || open_namespaces(l, err) < 0)
+		return -1;
+	if (dirty && clean_slot(l, err) < 0)
+		return rg_fail_context(err, "cleaning slot %u after its "
+				       "holder died", l->index);
+	if (apply_settings(l, cfg, err) < 0)
+		return -1;
+	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+}
+
+static void free_lease(struct rg_pool_lease *l)
+{
+	rg_cgroup_close(l->cgroup);
+	rg_ns_close(l->ns_fd);
+	close_fd(&l->lock_fd); /* unlocks */
+	close_fd(&l->dir_fd);
+	free(l);
+}
+
+int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
+		    struct rg_pool_lease **out, struct rg_error *err)
+{
+	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
+	struct rg_pool_lease *l = calloc(1, sizeof(*l));
+	struct pool_header h;
+
+	if (!l)
+		return rg_fail(err, errno, "allocating a slot lease");
+	l->lock_fd = -1;
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		l->ns_fd[i] = -1;
+	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||
+	    rg_pool_ns_dir(dir, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
+		free_lease(l);
+		return -1;
+	}
+	rg_prewarm_for_run(cfg, l->dir_fd);
+	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
+	    prepare_slot(l, cfg, &h, err) < 0) {
+		/* the record stays "in use": the next holder cleans up */
+		free_lease(l);
+		return -1;
+	}
+	*out = l;
+	return 0;
+}
+
+int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
+{
+	int rc;
+
+	if (!l)
+		return 0;
+	rc = clean_slot(l, err);
+	if (rc == 0) {
+		l->rec.state = SLOT_CLEAN;
+		l->rec.holder = 0;
+		l->rec.runs++;
+		l->rec.last_reset = time(NULL);
+		rc = rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+	}
+	if (rc < 0)
+		rg_fail_context(err, "resetting pool slot %u", l->index);
+	free_lease(l);
+	return rc;
+}

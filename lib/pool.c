@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The pool's files and kernel objects: creation (idempotent, under the
+ * pool-wide lock, safe after a crash half-way or a reboot), destruction and
+ * the read-only view for administrators. The per-run path is in lease.c.
+ */
+#include "pool.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "cgroup_backend.h"
+#include "error.h"
+#include "ns.h"
+#include "rg-build-config.h"
+
+#define DYNMODS_DIR "dynmods"
+#define DYNMODS_OPTIONS "none,name=runguard_dynmods,favordynmods"
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void rg_pool_slot_name(unsigned int index, char *buf, size_t len)
+{
+	snprintf(buf, len, "slot-%u", index);
+}
+
+static int mkdir_parents(const char *dir, struct rg_error *err)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len == 0 || len >= sizeof(path))
+		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", dir);
+	memcpy(path, dir, len + 1);
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			return rg_fail(err, errno, "creating `%s'", path);
+		*p = '/';
+	}
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return rg_fail(err, errno, "creating `%s'", path);
+	return 0;
+}
+
+int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
+		     struct rg_error *err)
+{
+	*dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dir_fd >= 0)
+		return 0;
+	if (errno != ENOENT || !create)
+		return rg_fail(err, errno, "pool directory `%s'", dir);
+	if (mkdir_parents(dir, err) < 0)
+		return -1;
+	*dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dir_fd < 0)
+		return rg_fail(err, errno, "pool directory `%s'", dir);
+	return 0;
+}
+
+int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
+		   struct rg_error *err)
+{
+	if ((size_t)snprintf(buf, len, "%s/ns", dir) >= len)
+		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", dir);
+	return 0;
+}
+
+/* 0 when dir_fd holds a complete header, -1 otherwise. */
+int rg_pool_read_header(int dir_fd, struct pool_header *h)
+{
+	int fd = openat(dir_fd, "pool.state", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, h, sizeof(*h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(*h) ||
+	    memcmp(h->magic, RG_POOL_MAGIC, sizeof(h->magic)) ||
+	    h->size == 0 || h->size > RG_POOL_SIZE_MAX ||
+	    memchr(h->cgroup_path, '\0', sizeof(h->cgroup_path)) == NULL)
+		return -1;
+	return 0;
+}
+
+/* Written to a temporary file and renamed: readers see all or nothing. */
+static int write_header(int dir_fd, const struct pool_header *h,
+			struct rg_error *err)
+{
+	int fd = openat(dir_fd, "pool.state.new",
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return rg_fail(err, errno, "creating pool.state");
+	if (write(fd, h, sizeof(*h)) != (ssize_t)sizeof(*h)) {
+		int e = errno ? errno : EIO;
+
+		close(fd);
+		return rg_fail(err, e, "writing pool.state");
+	}
+	close(fd);
+	if (renameat(dir_fd, "pool.state.new", dir_fd, "pool.state") < 0)
+		return rg_fail(err, errno, "renaming pool.state");
+	return 0;
+}
+
+int rg_pool_read_record(int dir_fd, unsigned int index,
+			struct slot_record *rec)
+{
+	int fd = openat(dir_fd, "slots.table", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	memset(rec, 0, sizeof(*rec));
+	if (fd < 0)
+		return -1;
+	n = pread(fd, rec, sizeof(*rec), (off_t)index * sizeof(*rec));
+	close(fd);
+	if (n != (ssize_t)sizeof(*rec) || rec->magic != RG_SLOT_MAGIC) {
+		memset(rec, 0, sizeof(*rec));
+		return -1;
+	}
+	rec->cpuset[sizeof(rec->cpuset) - 1] = '\0';
+	return 0;
+}
+
+int rg_pool_write_record(int dir_fd, unsigned int index,
+			 const struct slot_record *rec, struct rg_error *err)
+{
+	int fd = openat(dir_fd, "slots.table", O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return rg_fail(err, errno, "opening slots.table");
+	n = pwrite(fd, rec, sizeof(*rec), (off_t)index * sizeof(*rec));
+	close(fd);
+	if (n != (ssize_t)sizeof(*rec))
+		return rg_fail(err, n < 0 ? errno : EIO,
+			       "writing slot %u's record", index);
+	return 0;
+}
+
+/* FNV-1a: a stable short name for the pool's cgroup. */
+static uint32_t hash_path(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int cgroup_path_for(const char *dir, const char *parent,
+			   char *buf, size_t len, struct rg_error *err)
+{
+	char *real = realpath(dir, NULL);
+	int n;
+
+	if (!real)
+		return rg_fail(err, errno, "pool directory `%s'", dir);
+	n = snprintf(buf, len, "%s/pool-%08x", parent ? parent :
+		     RG_CGROUP_PARENT, hash_path(real));
+	free(real);
+	if (n < 0 || (size_t)n >= len)
+		return rg_fail(err, ENAMETOOLONG, "cgroup parent too long");
+	return 0;
+}
+
+int rg_pool_open_slot_cgroup(const struct pool_header *h, const char *name,
+			     struct rg_cgroup **cg, bool *created,
+			     struct rg_error *err)
+{
+	if (rg_cgroup_open(h->cgroup_path, name,
+			   h->flags & RG_POOL_HAS_CPUSET, cg, err) < 0)
+		return -1;
+	*created = (*cg)->fresh;
+	return 0;
+}
+
+/* The first slot tells whether slot cgroups can include a cpuset. */
+static int probe_cpuset(struct pool_header *h, struct rg_error *err)
+{
+	struct rg_cgroup *cg = NULL;
+	struct rg_error ignored;
+	char name[24];
+
+	rg_pool_slot_name(0, name, sizeof(name));
+	h->flags |= RG_POOL_HAS_CPUSET;
+	if (rg_cgroup_open(h->cgroup_path, name, true, &cg, &ignored) == 0) {
+		rg_cgroup_close(cg);
+		return 0;
+	}
+	h->flags &= ~RG_POOL_HAS_CPUSET;
+	if (rg_cgroup_open(h->cgroup_path, name, false, &cg, err) < 0)
+		return -1;
+	rg_cgroup_close(cg);
+	return 0;
+}
+
+/*
+ * cgroup v1: moving a task waits for an RCU grace period when no other
+ * move happened recently (5-7 ms, kernel-notes). A hierarchy mounted with
+ * favordynmods keeps the kernel's threadgroup lock in the mode that needs
+ * no grace period (6.18+: per-threadgroup locking, irreversible until
+ * reboot). A kernel without the option refuses the mount: then runs pay
+ * the grace period.
+ */
+static bool mount_dynmods(const char *ns_dir)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/" DYNMODS_DIR, ns_dir) >=
+	    sizeof(path))
+		return false;
+	if (mkdir(path, 0755) < 0 && errno != EEXIST)
+		return false;
+	if (mount("runguard_dynmods", path, "cgroup", MS_NOSUID | MS_NODEV |
+		  MS_NOEXEC, DYNMODS_OPTIONS) == 0)
+		return true;
+	/* already mounted by an earlier, half-finished creation */
+	return errno == EBUSY;
+}
+
+static int create_slot(int dir_fd, const char *ns_dir,
+		       const struct pool_header *h, unsigned int index,
+		       struct rg_error *err)
+{
+	struct slot_record rec;
+	struct rg_cgroup *cg = NULL;
+	int fds[RG_NS_COUNT];
+	bool created;
+	char name[24], lock[32];
+	int fd;
+
+	rg_pool_slot_name(index, name, sizeof(name));
+	snprintf(lock, sizeof(lock), "%s.lock", name);
+	fd = openat(dir_fd, lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return rg_fail(err, errno, "creating %s", lock);
+	close(fd);
+	if (rg_pool_open_slot_cgroup(h, name, &cg, &created, err) < 0)
+		return rg_fail_context(err, "slot %u", index);
+	rg_cgroup_close(cg);
+	/* a slot that a run holds (extending the pool) keeps its ns */
+	if (rg_ns_open(ns_dir, name, fds, err) == 0)
+		rg_ns_close(fds);
+	else if (rg_ns_remove(ns_dir, name, err) < 0 ||
+		   rg_ns_create(ns_dir, name, err) < 0) {
+		return rg_fail_context(err, "slot %u", index);
+	}
+	if (rg_pool_read_record(dir_fd, index, &rec) == 0)
+		return 0;
+	/* unknown settings: the first holder writes them all */
+	rec.magic = RG_SLOT_MAGIC;
+	rec.state = SLOT_CLEAN;
+	return rg_pool_write_record(dir_fd, index, &rec, err);
+}
+
+static int create_locked(int dir_fd, const char *dir,
+			 const struct rg_pool_options *o,
+			 struct pool_header *h, struct rg_error *err)
+{
+	enum rg_cgroup_mode mode;
+	struct pool_header old;
+	char ns_dir[PATH_MAX];
+	unsigned int first = 0;
+	int fd;
+
+	if (rg_pool_read_header(dir_fd, &old) == 0) {
+		if (old.size >= o->size) {
+			*h = old;
+			return 0;
+		}
+		*h = old;
+		first = old.size;
+	} else {
+		memset(h, 0, sizeof(*h));
+		memcpy(h->magic, RG_POOL_MAGIC, sizeof(h->magic));
+		h->created = time(NULL);
+		if (rg_cgroup_detect(&mode, err) < 0)
+			return -1;
+		h->cgroup_version = mode == RG_CGROUP_V2 ? 2 : 1;
+		if (cgroup_path_for(dir, o->cgroup_parent, h->cgroup_path,
+				    sizeof(h->cgroup_path), err) < 0)
+			return -1;
+		if (probe_cpuset(h, err) < 0)
+			return -1;
+	}
+	fd = openat(dir_fd, "slots.table", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return rg_fail(err, errno, "creating slots.table");
+	close(fd);
+	if (rg_pool_ns_dir(dir, ns_dir, sizeof(ns_dir), err) < 0 ||
+	    rg_ns_prepare_dir(ns_dir, err) < 0)
+		return -1;
+	if (h->cgroup_version == 1 && o->favordynmods && mount_dynmods(ns_dir))
+		h->flags |= RG_POOL_FAVORDYNMODS;
+	for (unsigned int i = first; i < o->size; i++)
+		if (create_slot(dir_fd, ns_dir, h, i, err) < 0)
+			return -1;
+	h->size = o->size;
+	return write_header(dir_fd, h, err);
+}
+
+/*
+ * A header of at least o->size slots in *h, creating what is missing under
+ * the exclusive pool lock. The caller must not hold the pool lock (flock
+ * locks of two open files of one process conflict).
+ */
+int rg_pool_ensure(int dir_fd, const char *dir,
+		   const struct rg_pool_options *o, struct pool_header *h,
+		   struct rg_error *err)
+{
+	int lock_fd;
+	int rc;
+
+	if (rg_pool_read_header(dir_fd, h) == 0 && h->size >= o->size)
+		return 0;
+	lock_fd = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
+			 0600);
+	if (lock_fd < 0)
+		return rg_fail(err, errno, "opening pool.lock");
+	if (flock(lock_fd, LOCK_EX) < 0) {
+		close(lock_fd);
+		return rg_fail(err, errno, "locking the pool");
+	}
+	rc = create_locked(dir_fd, dir, o, h, err);
+	close(lock_fd);
+	if (rc < 0)
+		return rg_fail_context(err, "creating the pool in `%s'", dir);
+	return 0;
+}
+
+int rg_pool_create(const struct rg_pool_options *options,
+		   struct rg_error *err)
+{
+	struct rg_pool_options o = *options;
+	struct pool_header h;
+	int dir_fd, rc;
+
+	if (!o.dir)
+		o.dir = RG_POOL_DIR_DEFAULT;
+	if (o.size == 0 || o.size > RG_POOL_SIZE_MAX)
+		return rg_fail(err, EINVAL, "pool size must be 1 to %d",
+			       RG_POOL_SIZE_MAX);
+	if (rg_pool_open_dir(o.dir, true, &dir_fd, err) < 0)
+		return -1;
+	rc = rg_pool_ensure(dir_fd, o.dir, &o, &h, err);
+	close(dir_fd);
+	return rc;
+}
+
+/* "free", "held" or "dirty": a held lock is the only proof of life. */
+static enum rg_pool_slot_state slot_state(int dir_fd, unsigned int index,
+					  const struct slot_record *rec)
+{
+	char lock[32];
+	int fd;
+
+	snprintf(lock, sizeof(lock), "slot-%u.lock", index);
+	fd = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 &&
+	    errno == EWOULDBLOCK) {
+		close(fd);
+		return RG_POOL_SLOT_HELD;
+	}
+	close_fd(&fd);
+	return rec->state == SLOT_IN_USE ? RG_POOL_SLOT_DIRTY :
+					   RG_POOL_SLOT_FREE;
+}
+
+static void fill_slot_info(int dir_fd, unsigned int index,
+			   struct rg_pool_slot_info *s)
+{
+	struct slot_record rec;
+
+	memset(s, 0, sizeof(*s));
+	s->index = index;
+	rg_pool_read_record(dir_fd, index, &rec);
+	s->state = slot_state(dir_fd, index, &rec);
+	s->holder = s->state == RG_POOL_SLOT_FREE ? 0 : rec.holder;
+	s->runs = rec.runs;
+	s->last_reset = rec.last_reset;
+	s->settings_known = rec.flags & SLOT_SETTINGS_KNOWN;
+	s->memory_limit = rec.memory_limit;
+	snprintf(s->cpuset, sizeof(s->cpuset), "%s", rec.cpuset);
+}
+
+int rg_pool_show(const char *dir, struct rg_pool_info *info,
+		 struct rg_pool_slot_info **slots, struct rg_error *err)
+{
+	struct pool_header h;
+	int dir_fd;
+
+	*slots = NULL;
+	if (!dir)
+		dir = RG_POOL_DIR_DEFAULT;
+	if (rg_pool_open_dir(dir, false, &dir_fd, err) < 0)
+		return -1;
+	if (rg_pool_read_header(dir_fd, &h) < 0) {
+		close(dir_fd);
+		return rg_fail(err, ENOENT, "no pool in `%s'", dir);
+	}
+	memset(info, 0, sizeof(*info));
+	info->size = h.size;
+	info->cgroup_version = (int)h.cgroup_version;
+	snprintf(info->cgroup_path, sizeof(info->cgroup_path), "%s",
+		 h.cgroup_path);
+	info->favordynmods = h.flags & RG_POOL_FAVORDYNMODS;
+	info->created = h.created;
+	*slots = calloc(h.size, sizeof(**slots));
+	if (!*slots) {
+		close(dir_fd);
+		return rg_fail(err, errno, "allocating the pool view");
+	}
+	for (unsigned int i = 0; i < h.size; i++)
+		fill_slot_info(dir_fd, i, &(*slots)[i]);
+	close(dir_fd);
+	return 0;
+}
+
+/* Take every slot lock; with force, end the runs that hold them. */
+static int lock_all_slots(int dir_fd, const struct pool_header *h,
+			  int *locks, bool force, struct rg_error *err)
+{
+	for (unsigned int i = 0; i < h->size; i++) {
+		struct slot_record rec;
+		char lock[32];
+
+		snprintf(lock, sizeof(lock), "slot-%u.lock", i);
+		locks[i] = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+		if (locks[i] < 0)
+			continue; /* half-made pool */
+		if (flock(locks[i], LOCK_EX | LOCK_NB) == 0)
+			continue;
+		rg_pool_read_record(dir_fd, i, &rec);
+		if (!force)
+			return rg_fail(err, EBUSY, "slot %u is held by pid %d "
+				       "(use force to end its run)", i,
+				       (int)rec.holder);
+		/* its runguard writes the meta file and releases the slot */
+		if (rec.holder > 0)
+			kill(rec.holder, SIGTERM);
+		if (flock(locks[i], LOCK_EX) < 0)
+			return rg_fail(err, errno, "waiting for slot %u", i);
+	}
+	return 0;
+}
+
+static int destroy_slot(int dir_fd, const char *ns_dir,
+			const struct pool_header *h, unsigned int index,
+			struct rg_error *err)
+{
+	struct rg_cgroup *cg = NULL;
+	char name[24], lock[32];
+	bool created;
+	int rc = 0;
+
+	rg_pool_slot_name(index, name, sizeof(name));
+	if (rg_pool_open_slot_cgroup(h, name, &cg, &created, err) < 0 ||
+	    rg_cgroup_destroy(cg, err) < 0)
+		rc = rg_fail_context(err, "removing slot %u's cgroup", index);
+	if (rg_ns_remove(ns_dir, name, err) < 0)
+		rc = rg_fail_context(err, "removing slot %u's namespaces",
+				     index);
+	snprintf(lock, sizeof(lock), "%s.lock", name);
+	unlinkat(dir_fd, lock, 0);
+	return rc;
+}
+
+static int remove_cgroup_parent(const struct pool_header *h)
+{
+	struct rg_cgroup *cg = NULL;
+	struct rg_error ignored;
+	const char *slash = strrchr(h->cgroup_path, '/');
+	char parent[256];
+
+	/* the pool-XXXXXXXX level itself, opened from its own parent */
+	if (!slash)
+		return 0;
+	snprintf(parent, sizeof(parent), "%.*s",
+		 (int)(slash - h->cgroup_path), h->cgroup_path);
+	if (rg_cgroup_open(parent, slash + 1, h->flags & RG_POOL_HAS_CPUSET,
+			   &cg, &ignored) < 0)
+		return -1;
+	return rg_cgroup_destroy(cg, &ignored);
+}
+
+static void remove_prewarm_stamps(int dir_fd)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "prewarm-", 8))
+			unlinkat(dir_fd, e->d_name, 0);
+	closedir(d);
+}
+
+static int destroy_locked(int dir_fd, const char *dir,
+			  const struct pool_header *h, bool force,
+			  struct rg_error *err)
+{
+	char ns_dir[PATH_MAX], dynmods[PATH_MAX + 16];
+	int *locks;
+	int rc = 0;
+
+	locks = calloc(h->size + 1, sizeof(*locks));
+	if (!locks)
+		return rg_fail(err, errno, "allocating");
+	for (unsigned int i = 0; i < h->size; i++)
+		locks[i] = -1;
+	if (lock_all_slots(dir_fd, h, locks, force, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	if (rg_pool_ns_dir(dir, ns_dir, sizeof(ns_dir), err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	/* the header goes first: a run arriving now re-creates the pool */
+	unlinkat(dir_fd, "pool.state", 0);
+	for (unsigned int i = 0; i < h->size; i++)
+		if (destroy_slot(dir_fd, ns_dir, h, i, err) < 0)
+			rc = -1;
+	remove_cgroup_parent(h);
+	snprintf(dynmods, sizeof(dynmods), "%s/" DYNMODS_DIR, ns_dir);
+	if (umount2(dynmods, MNT_DETACH) == 0 || errno == EINVAL ||
+	    errno == ENOENT)
+		rmdir(dynmods);
+	if (umount2(ns_dir, MNT_DETACH) < 0 && errno != EINVAL &&
+	    errno != ENOENT && rc == 0)
+		rc = rg_fail(err, errno, "unmounting `%s'", ns_dir);
+	unlinkat(dir_fd, "ns/.ns-prepare.lock", 0);
+	rmdir(ns_dir);
+	unlinkat(dir_fd, "slots.table", 0);
+	remove_prewarm_stamps(dir_fd);
+out:
+	for (unsigned int i = 0; i < h->size; i++)
+		close_fd(&locks[i]);
+	free(locks);
+	return rc;
+}
+
+/* Highest slot-K.lock + 1: the size of a pool whose header is missing. */
+static unsigned int count_slot_locks(int dir_fd)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	unsigned int n = 0, k;
+	struct dirent *e;
+	DIR *d;
+
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((e = readdir(d)))
+		if (sscanf(e->d_name, "slot-%u.lock", &k) == 1 &&
+		    k < RG_POOL_SIZE_MAX && k + 1 > n)
+			n = k + 1;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A creation that died before writing the header: rebuild what it would
+ * have written, so that destroy can remove the parts it made.
+ */
+static int guess_header(int dir_fd, const char *dir, struct pool_header *h,
+			struct rg_error *err)
+{
+	struct rg_pool_options o = { .dir = dir };
+	enum rg_cgroup_mode mode;
+
+	memset(h, 0, sizeof(*h));
+	h->size = count_slot_locks(dir_fd);
+	if (rg_cgroup_detect(&mode, err) < 0)
+		return -1;
+	h->cgroup_version = mode == RG_CGROUP_V2 ? 2 : 1;
+	if (cgroup_path_for(dir, o.cgroup_parent, h->cgroup_path,
+			    sizeof(h->cgroup_path), err) < 0)
+		return -1;
+	return probe_cpuset(h, err);
+}
+
+int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
+{
+	struct pool_header h;
+	int dir_fd, lock_fd, rc;
+
+	if (!dir)
+		dir = RG_POOL_DIR_DEFAULT;
+	/* nothing there: nothing to do */
+	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd < 0 && errno == ENOENT)
+		return 0;
+	if (dir_fd < 0)
+		return rg_fail(err, errno, "pool directory `%s'", dir);
+	lock_fd = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
+			 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
+		rc = rg_fail(err, errno, "locking the pool in `%s'", dir);
+		goto out;
+	}
+	if (rg_pool_read_header(dir_fd, &h) < 0 &&
+	    guess_header(dir_fd, dir, &h, err) < 0) {
+		rc = -1;
+		goto out;
+	}
+	rc = destroy_locked(dir_fd, dir, &h, force, err);
+	if (rc == 0)
+		unlinkat(dir_fd, "pool.lock", 0);
+out:
+	close_fd(&lock_fd);
+	close(dir_fd);
+	if (rc == 0)
+		rmdir(dir); /* only if empty: it may hold other things */
+	return rc;
+}

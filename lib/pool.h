@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to pool.c (the pool's files: creation, destruction, state) and
+ * lease.c (borrowing a slot for one run).
+ *
+ * Pool directory:
+ *   pool.lock      flock: shared while a run picks a slot, exclusive while
+ *                  the pool is created or destroyed
+ *   pool.state     struct pool_header, written last by creation
+ *   slots.table    one struct slot_record per slot, written by its holder
+ *   slot-K.lock    flock held by the run that uses slot K
+ *   ns/            private mount: slot-K.{ipc,net,uts} nsfs binds and the
+ *                  slot-K.mq mqueue mounts (ns.c); dynmods/ (v1 option)
+ * Slot cgroup: <header.cgroup_path>/slot-K.
+ */
+#ifndef RG_POOL_H
+#define RG_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <limits.h>
+
+#include <runguard/pool.h>
+
+#include "config.h"
+#include "slot.h"
+
+#define RG_POOL_MAGIC "RGPOOL\0\1"
+#define RG_SLOT_MAGIC 0x31534752u /* "RGS1" */
+
+#define RG_POOL_HAS_CPUSET 0x1u     /* slot cgroups include cpuset */
+#define RG_POOL_FAVORDYNMODS 0x2u   /* dynmods hierarchy mounted */
+
+struct pool_header {
+	char magic[8];
+	uint32_t size;
+	uint32_t cgroup_version;
+	uint32_t flags;
+	uint32_t reserved;
+	int64_t created;
+	char cgroup_path[256];
+};
+
+enum slot_state {
+	SLOT_CLEAN = 1,
+	SLOT_IN_USE = 2, /* seen by anyone but the holder: the holder died */
+};
+
+#define SLOT_SETTINGS_KNOWN 0x1u /* memory_limit and cpuset are in force */
+#define SLOT_USED 0x2u           /* a run happened since the cgroup was made */
+
+struct slot_record {
+	uint32_t magic;
+	uint32_t state;
+	int32_t holder;
+	uint32_t flags;
+	uint64_t runs;
+	int64_t last_reset;
+	uint64_t memory_limit;
+	char cpuset[72];
+};
+
+/* One borrowed slot. */
+struct rg_pool_lease {
+	int dir_fd;
+	int lock_fd;
+	unsigned int index;
+	char name[24];  /* "slot-K" */
+	char ns_dir[PATH_MAX];
+	struct slot_record rec;
+	struct rg_cgroup *cgroup;
+	int ns_fd[RG_NS_COUNT];
+};
+
+/*
+ * Borrow a slot for cfg's run: create the pool if needed, prefer a free
+ * slot whose settings match, wait while all are busy (wake_fd readable, if
+ * >= 0, aborts the wait with EINTR), clean it if its last holder died and
+ * write the settings that differ.
+ */
+int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
+		    struct rg_pool_lease **out, struct rg_error *err);
+
+/* Kill leftovers, scrub, reset and give the slot back. NULL-safe. */
+int rg_pool_release(struct rg_pool_lease *lease, struct rg_error *err);
+
+/* pool.c, for lease.c */
+int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
+		     struct rg_error *err);
+int rg_pool_read_header(int dir_fd, struct pool_header *h);
+int rg_pool_ensure(int dir_fd, const char *dir,
+		   const struct rg_pool_options *o, struct pool_header *h,
+		   struct rg_error *err);
+int rg_pool_read_record(int dir_fd, unsigned int index,
+			struct slot_record *rec);
+int rg_pool_write_record(int dir_fd, unsigned int index,
+			 const struct slot_record *rec, struct rg_error *err);
+void rg_pool_slot_name(unsigned int index, char *buf, size_t len);
+int rg_pool_open_slot_cgroup(const struct pool_header *h,
+			     const char *name, struct rg_cgroup **cg,
+			     bool *created, struct rg_error *err);
+int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
+		   struct rg_error *err);
+
+#endif

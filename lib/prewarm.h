@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reading shared files into the page cache from outside the slots. */
+#ifndef RG_PREWARM_H
+#define RG_PREWARM_H
+
+#include <runguard/pool.h>
+
+#include "config.h"
+
+/*
+ * Before a pooled run: the -r root's code directories (once per 10 min per
+ * pool), the command's file and a regular file on stdin. Best effort.
+ */
+void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "settings.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <runguard/pool.h>
+
+#include "error.h"
+#include "parse.h"
+
+void rg_cli_settings_defaults(struct rg_cli_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", RG_POOL_DIR_DEFAULT);
+	s->favordynmods = true;
+}
+
+static int set_pool_size(struct rg_cli_settings *s, const char *value,
+			 const char *where, struct rg_error *err)
+{
+	long n;
+
+	if (rg_parse_long(value, 0, RG_POOL_SIZE_MAX, &n))
+		return rg_fail(err, 0, "%s: invalid pool size `%s' (0 to %d)",
+			       where, value, RG_POOL_SIZE_MAX);
+	s->pool_size = (unsigned int)n;
+	return 0;
+}
+
+static int set_pool_dir(struct rg_cli_settings *s, const char *value,
+			const char *where, struct rg_error *err)
+{
+	if (value[0] != '/' || strlen(value) >= sizeof(s->pool_dir) - 16)
+		return rg_fail(err, 0, "%s: pool directory `%s' must be an "
+			       "absolute path", where, value);
+	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", value);
+	return 0;
+}
+
+static int set_yes_no(bool *flag, const char *value, const char *where,
+		      struct rg_error *err)
+{
+	if (!strcmp(value, "yes") || !strcmp(value, "true")) {
+		*flag = true;
+		return 0;
+	}
+	if (!strcmp(value, "no") || !strcmp(value, "false")) {
+		*flag = false;
+		return 0;
+	}
+	if (!rg_parse_on_off(value, flag))
+		return 0;
+	return rg_fail(err, 0, "%s: `%s' is not yes or no", where, value);
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+static int apply_line(struct rg_cli_settings *s, char *line,
+		      const char *where, struct rg_error *err)
+{
+	char *eq, *key, *value;
+
+	line[strcspn(line, "#")] = '\0';
+	line = trim(line);
+	if (!*line)
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq)
+		return rg_fail(err, 0, "%s: expected `key = value'", where);
+	*eq = '\0';
+	key = trim(line);
+	value = trim(eq + 1);
+	if (!strcmp(key, "pool-size"))
+		return set_pool_size(s, value, where, err);
+	if (!strcmp(key, "pool-dir"))
+		return set_pool_dir(s, value, where, err);
+	if (!strcmp(key, "v1-favordynmods"))
+		return set_yes_no(&s->favordynmods, value, where, err);
+	return rg_fail(err, 0, "%s: unknown setting `%s'", where, key);
+}
+
+int rg_cli_settings_parse(FILE *file, const char *name,
+			  struct rg_cli_settings *s, struct rg_error *err)
+{
+	char line[PATH_MAX + 64], where[PATH_MAX + 32];
+	unsigned int lineno = 0;
+
+	while (fgets(line, sizeof(line), file)) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", name, lineno);
+		if (!strchr(line, '\n') && !feof(file))
+			return rg_fail(err, 0, "%s: line too long", where);
+		if (apply_line(s, line, where, err) < 0)
+			return -1;
+	}
+	if (ferror(file))
+		return rg_fail(err, errno, "reading `%s'", name);
+	return 0;
+}
+
+static int load_file(struct rg_cli_settings *s, struct rg_error *err)
+{
+	const char *path = getenv("RUNGUARD_CONFIG");
+	bool explicit = path && *path;
+	FILE *file;
+	int rc;
+
+	if (!explicit)
+		path = RG_CLI_CONFIG_FILE;
+	file = fopen(path, "re");
+	if (!file) {
+		if (errno == ENOENT && !explicit)
+			return 0;
+		return rg_fail(err, errno, "cannot read configuration `%s'",
+			       path);
+	}
+	rc = rg_cli_settings_parse(file, path, s, err);
+	fclose(file);
+	return rc;
+}
+
+static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
+{
+	const char *size = getenv("RUNGUARD_POOL_SIZE");
+	const char *dir = getenv("RUNGUARD_POOL_DIR");
+
+	if (size && *size && set_pool_size(s, size, "RUNGUARD_POOL_SIZE", err))
+		return -1;
+	if (dir && *dir && set_pool_dir(s, dir, "RUNGUARD_POOL_DIR", err))
+		return -1;
+	return 0;
+}
+
+int rg_cli_settings_load(const struct rg_cli_options *o,
+			 struct rg_cli_settings *s, struct rg_error *err)
+{
+	rg_cli_settings_defaults(s);
+	if (load_file(s, err) < 0 || load_environment(s, err) < 0)
+		return -1;
+	if (o->pool_size >= 0)
+		s->pool_size = (unsigned int)o->pool_size;
+	if (o->pool_dir && set_pool_dir(s, o->pool_dir, "--pool-dir", err))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,1610 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The slot pool (--pool-size, --pool-dir, RUNGUARD_POOL_*, the config file,
+--pool-create/-show/-destroy/-prewarm).
+
+Every test uses its own pool directory below a temporary directory (never
+/run/runguard) and RUNGUARD_CONFIG pointing to a temporary file (never
+/etc/runguard.conf).  tearDown destroys every pool a test made with
+--pool-destroy=force and checks that no mount is left below its directory
+and no slot cgroup remains; the base class then checks for leftover cgroups
+and processes of the run user.  The test programs are tests/programs
+(poolprobe for the pool-specific fixtures).
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+from rgtest import (CALLER_ENV, CGROOT, MIB, META_VALUE_RE, PROGRAMS,
+                    RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD, V1_CONTROLLERS,
+                    Result, cgroup_children, cgroup_mode, expected_meta_keys,
+                    main, procs_of_uid, skip_or_fail, unmet_precondition,
+                    wait_until)
+
+POOL_META_RE = dict(META_VALUE_RE)
+POOL_META_RE['pool-slot'] = r'[0-9]+'
+
+SHOW_HEADER = ['slot', 'state', 'holder', 'runs', 'last-reset',
+               'memory-limit', 'cpuset']
+SHOW_FIRST_RE = (r'pool (?P<dir>\S+): (?P<size>[0-9]+) slots, cgroup '
+                 r'v(?P<version>[12]), cgroups (?P<cgroup>\S+/pool-[^/\s]+)'
+                 r'(, created \S+)?(, favordynmods)?')
+ISO8601_RE = (r'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}'
+              r'(\.[0-9]+)?(Z|[+-][0-9]{2}:?[0-9]{2})?')
+
+# Memory margin of a reused slot against a fresh one (exact reset).
+MEM_MARGIN = 2 * MIB
+# CPU time margin of the reference program (50 ms of spinning).
+CPU_MARGIN = 0.030
+# The reference program: touch 20 MiB of anonymous memory, spin ~50 ms.
+REF_ARGS = ('ref', '20', '0.05')
+# DOMjudge style memory limit for the exact-numbers tests (256 MiB).
+LIMIT_KB = '262144'
+
+
+# ---------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------
+
+def parse_kv(text):
+    """'key: value' lines of a test program's output; the last one wins."""
+    d = {}
+    for line in text.splitlines():
+        k, sep, v = line.partition(': ')
+        if sep:
+            d[k] = v
+    return d
+
+
+def ns_of(out):
+    """(ipc, net, uts) inode numbers printed by poolprobe."""
+    return (out.get('ns-ipc'), out.get('ns-net'), out.get('ns-uts'))
+
+
+def host_ns():
+    res = []
+    for t in ('ipc', 'net', 'uts'):
+        link = os.readlink('/proc/self/ns/' + t)
+        res.append(re.search(r'\[([0-9]+)\]', link).group(1))
+    return tuple(res)
+
+
+def _unescape(s):
+    return re.sub(r'\\([0-7]{3})', lambda m: chr(int(m.group(1), 8)), s)
+
+
+def mountinfo():
+    """The mounts of our mount namespace: dicts with point, fstype, ..."""
+    res = []
+    with open('/proc/self/mountinfo') as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index('-')
+            res.append({'id': fields[0], 'parent': fields[1],
+                        'root': _unescape(fields[3]),
+                        'point': _unescape(fields[4]),
+                        'optional': fields[6:sep],
+                        'fstype': fields[sep + 1],
+                        'line': line.rstrip('\n')})
+    return res
+
+
+def mountinfo_text():
+    with open('/proc/self/mountinfo') as f:
+        return f.read().splitlines()
+
+
+def mounts_under(d):
+    d = os.path.realpath(d)
+    return [m for m in mountinfo()
+            if m['point'] == d or m['point'].startswith(d + '/')]
+
+
+def umount_under(d):
+    """Unmount everything below d, deepest first (only our own mounts)."""
+    for _ in range(4):
+        ms = mounts_under(d)
+        if not ms:
+            return
+        for m in sorted(ms, key=lambda m: -m['point'].count('/')):
+            r = subprocess.run(['umount', m['point']], capture_output=True)
+            if r.returncode != 0:
+                subprocess.run(['umount', '-l', m['point']],
+                               capture_output=True)
+
+
+def proc_cgroups():
+    """{controller: num_cgroups} from /proc/cgroups."""
+    res = {}
+    with open('/proc/cgroups') as f:
+        for line in f:
+            if line.startswith('#'):
+                continue
+            name, _, num, _ = line.split()
+            res[name] = int(num)
+    return res
+
+
+def proc_cgroup_hierarchies():
+    """{controller: hierarchy id} from /proc/cgroups."""
+    res = {}
+    with open('/proc/cgroups') as f:
+        for line in f:
+            if not line.startswith('#'):
+                name, h, _, _ = line.split()
+                res[name] = int(h)
+    return res
+
+
+def pool_cgroup_dirs(cgpath):
+    """The directories of a pool's cgroup (relative path) in every hierarchy
+    a pool may use (v1: memory, cpuacct, freezer, cpu, cpuset)."""
+    cgpath = cgpath.strip('/')
+    if cgroup_mode() == 'v2':
+        return [os.path.join(CGROOT, cgpath)]
+    return [os.path.join(CGROOT, c, cgpath) for c in V1_CONTROLLERS]
+
+
+def existing_pool_cgroups(cgpath):
+    return [d for d in pool_cgroup_dirs(cgpath) if os.path.isdir(d)]
+
+
+def remove_cgroup_tree(d):
+    """rmdir a cgroup directory we created and its children (killing any
+    task still in them, by pid)."""
+    if not os.path.isdir(d):
+        return
+    for e in os.scandir(d):
+        if e.is_dir(follow_symlinks=False):
+            remove_cgroup_tree(e.path)
+    for _ in range(50):
+        try:
+            with open(os.path.join(d, 'cgroup.procs')) as f:
+                pids = [int(x) for x in f.read().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            os.rmdir(d)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+class Show:
+    """Parsed --pool-show output."""
+
+    def __init__(self, text):
+        self.text = text
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        m = re.fullmatch(SHOW_FIRST_RE, lines[0].strip()) if lines else None
+        if m is None:
+            raise AssertionError('bad first line of --pool-show:\n' + text)
+        self.dir = m.group('dir')
+        self.size = int(m.group('size'))
+        self.version = int(m.group('version'))
+        self.cgroup = m.group('cgroup').strip('/')
+        self.cgroup_name = os.path.basename(self.cgroup)
+        if len(lines) < 2 or lines[1].split() != SHOW_HEADER:
+            raise AssertionError('bad header line of --pool-show:\n' + text)
+        self.slots = []
+        for ln in lines[2:]:
+            f = ln.split()
+            if len(f) != 7:
+                raise AssertionError('bad slot row %r in --pool-show:\n%s'
+                                     % (ln, text))
+            row = dict(zip(SHOW_HEADER, f))
+            ok = (re.fullmatch(r'[0-9]+', row['slot'])
+                  and row['state'] in ('free', 'held', 'dirty')
+                  and re.fullmatch(r'-|[0-9]+', row['holder'])
+                  and re.fullmatch(r'[0-9]+', row['runs'])
+                  and re.fullmatch(r'-|' + ISO8601_RE, row['last-reset'])
+                  and re.fullmatch(r'-|max|[0-9]+', row['memory-limit'])
+                  and re.fullmatch(r'-|[0-9][0-9,-]*', row['cpuset']))
+            if not ok:
+                raise AssertionError('bad slot row %r in --pool-show:\n%s'
+                                     % (ln, text))
+            row['slot'] = int(row['slot'])
+            row['runs'] = int(row['runs'])
+            self.slots.append(row)
+
+    def states(self):
+        return [s['state'] for s in self.slots]
+
+
+# ---------------------------------------------------------------------------
+# Base class
+# ---------------------------------------------------------------------------
+
+class PoolTestCase(RGTestCase):
+    """A temp pool directory per test (self.pool, not yet created) and a temp
+    config file (self.conf, empty); destroyed and checked in tearDown."""
+
+    pool_size = 1
+
+    @classmethod
+    def setUpClass(cls):
+        reason = unmet_precondition()
+        src = os.path.join(PROGRAMS, 'poolprobe')
+        if reason is None and not os.access(src, os.X_OK):
+            reason = 'test program poolprobe is missing in %s' % PROGRAMS
+        if reason:
+            skip_or_fail(reason)
+        super().setUpClass()
+        for d in (cls.bindir, os.path.join(cls.chroot, 'bin')):
+            dst = os.path.join(d, 'poolprobe')
+            shutil.copy(src, dst)
+            os.chmod(dst, 0o755)
+        cls.probe = os.path.join(cls.bindir, 'poolprobe')
+
+    def setUp(self):
+        super().setUp()
+        self.pool_parent = tempfile.mkdtemp(prefix='rgtest-pool-', dir='/tmp')
+        self.pool = os.path.join(self.pool_parent, 'pool')
+        self.conf = os.path.join(self.pool_parent, 'runguard.conf')
+        open(self.conf, 'w').close()
+        self.pools = [self.pool]       # destroyed in tearDown
+        self.pool_cgroups = {}         # pool dir -> cgroup path (from show)
+        os.mkdir(self.path('w'))
+        os.chmod(self.path('w'), 0o777)
+
+    def tearDown(self):
+        problems = []
+        for d in self.pools:
+            problems += self.destroy_checked(d)
+        self.ignore_foreign_cgroups()
+        try:
+            super().tearDown()
+        except AssertionError as e:
+            problems.append(str(e))
+        finally:
+            self.remove_leftovers()
+        if problems:
+            self.fail('; '.join(problems))
+
+    def foreign_cgroups(self, dirs):
+        """Those of dirs that runguard does not make: not pool-* (a pool),
+        not run-* (a run without the pool).  Others' tests on this shared
+        machine make such directories below the same parent."""
+        return {d for d in dirs
+                if not re.match(r'(pool|run)-', os.path.basename(d))}
+
+    def ignore_foreign_cgroups(self):
+        foreign = self.foreign_cgroups(cgroup_children()
+                                       - self._cgroups_before)
+        if foreign:
+            print('test_pool: ignoring cgroups made by others meanwhile: %s'
+                  % ', '.join(sorted(foreign)))
+            self._cgroups_before |= foreign
+
+    def destroy_checked(self, d):
+        """--pool-destroy=force; report mounts and cgroups left behind."""
+        problems = []
+        if os.path.exists(os.path.join(d, 'pool.state')):
+            r = self.admin('--pool-show', pool=d)
+            if r.rc == 0:
+                try:
+                    self.pool_cgroups[d] = Show(r.stdout).cgroup
+                except AssertionError:
+                    pass
+        if os.path.exists(d):
+            r = self.admin('--pool-destroy=force', pool=d, timeout=60)
+            if r.rc != 0:
+                problems.append('--pool-destroy=force of %s failed (%d): %s'
+                                % (d, r.rc, r.stderr.strip()))
+        left = mounts_under(d)
+        if left:
+            problems.append('mounts left below %s after --pool-destroy=force:'
+                            ' %s' % (d, [m['line'] for m in left]))
+        cg = self.pool_cgroups.get(d)
+        if cg:
+            cg_left = wait_until(lambda: existing_pool_cgroups(cg), 2)
+            if cg_left:
+                problems.append('pool cgroups left after --pool-destroy=force:'
+                                ' %s' % cg_left)
+        return problems
+
+    def remove_leftovers(self):
+        for d in self.pools:
+            umount_under(d)
+        for cg in self.pool_cgroups.values():
+            for d in existing_pool_cgroups(cg):
+                remove_cgroup_tree(d)
+        if not mounts_under(self.pool_parent):
+            shutil.rmtree(self.pool_parent, ignore_errors=True)
+
+    # -- running runguard -------------------------------------------------
+
+    def env(self, **extra):
+        e = dict(CALLER_ENV)
+        e['RUNGUARD_CONFIG'] = self.conf
+        e.update(extra)
+        return e
+
+    def pool_opts(self, size=None, pool=None):
+        size = self.pool_size if size is None else size
+        return ['--pool-size=%d' % size,
+                '--pool-dir=' + (self.pool if pool is None else pool)]
+
+    def prg(self, *args, size=None, pool=None, meta='meta', env=None, **kw):
+        """A pooled run: runguard -u -g -M META --pool-size --pool-dir ARGS."""
+        return self.rg(*(self.pool_opts(size, pool) + list(args)), meta=meta,
+                       env=env or self.env(), **kw)
+
+    def nopool(self, *args, meta='meta', **kw):
+        """The same with --pool-size=0 (a fresh cgroup per run)."""
+        return self.rg('--pool-size=0', *args, meta=meta, env=self.env(), **kw)
+
+    def admin(self, *args, pool=None, env=None, **kw):
+        """runguard --pool-dir=POOL ARGS (admin commands, no program)."""
+        return self.run_raw(['--pool-dir=' + (pool or self.pool)] + list(args),
+                            env=env or self.env(), **kw)
+
+    def show(self, pool=None):
+        r = self.admin('--pool-show', pool=pool)
+        self.assertEqual(r.rc, 0, r.describe())
+        s = Show(r.stdout)
+        self.pool_cgroups[pool or self.pool] = s.cgroup
+        return s
+
+    def pool_argv(self, args, meta, size=None, pool=None):
+        return ([RUNGUARD] + self.user_opts() + ['-M', self.path(meta)]
+                + self.pool_opts(size, pool) + list(args))
+
+    def start(self, args, meta, size=None, pool=None, gate_fd=None,
+              stdout=subprocess.PIPE):
+        """Start a pooled runguard; returns a handle for finish().  With
+        gate_fd, a shell first reads one line from that fd, then execs
+        runguard (same pid)."""
+        argv = self.pool_argv(args, meta, size, pool)
+        full, pass_fds = argv, ()
+        if gate_fd is not None:
+            full = ['/bin/sh', '-c', 'read x <&%d; exec %d<&-; exec "$@"'
+                    % (gate_fd, gate_fd), 'gate'] + argv
+            pass_fds = (gate_fd,)
+        proc = subprocess.Popen(full, cwd=self.tdir, env=self.env(),
+                                stdin=subprocess.DEVNULL, stdout=stdout,
+                                stderr=subprocess.PIPE, pass_fds=pass_fds)
+        return (proc, argv, self.path(meta), time.monotonic())
+
+    def finish(self, handle, timeout=60):
+        proc, argv, meta_path, start = handle
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            self.fail('runguard did not finish within %s s: %s'
+                      % (timeout, ' '.join(argv)))
+        proc.stdout, proc.stderr = out, err
+        return Result(argv, proc, meta_path, time.monotonic() - start)
+
+    def run_together(self, arg_lists, size=None, pool=None, timeout=120):
+        """Start one pooled runguard per argument list at the same moment
+        (each waits on a pipe until all are started); wait for all."""
+        r, w = os.pipe()
+        handles = []
+        try:
+            for i, args in enumerate(arg_lists):
+                handles.append(self.start(args, 'meta-%d' % i, size, pool,
+                                          gate_fd=r))
+            os.write(w, b'\n' * len(handles))
+        finally:
+            os.close(r)
+            os.close(w)
+        return [self.finish(h, timeout) for h in handles]
+
+    # -- assertions --------------------------------------------------------
+
+    def assertPoolMeta(self, res, exitcode=0, time_result='', signal=False,
+                       truncated=False, slots=None):
+        """A pooled run's meta file: the keys of a run without the pool, then
+        pool-slot.  exitcode None: any.  Returns the slot number."""
+        d = res.describe()
+        self.assertIsNotNone(res.meta_text, 'no meta file written\n' + d)
+        self.assertTrue(res.meta_text.endswith('\n'),
+                        'meta file does not end in a newline\n' + d)
+        for line in res.meta_text.split('\n')[:-1]:
+            m = re.fullmatch(r'([a-z-]+): (.*)', line)
+            self.assertIsNotNone(m, 'malformed meta line %r\n%s' % (line, d))
+            key, val = m.groups()
+            self.assertIn(key, POOL_META_RE, 'unknown meta key %r\n%s'
+                          % (key, d))
+            self.assertRegex(val, r'\A' + POOL_META_RE[key] + r'\Z',
+                             'bad value for %s\n%s' % (key, d))
+        self.assertEqual(res.keys, expected_meta_keys(signal, truncated)
+                         + ['pool-slot'], 'meta key sequence\n' + d)
+        self.assertEqual(res.rc, res.i('exitcode'), d)
+        if exitcode is not None:
+            self.assertEqual(res.i('exitcode'), exitcode, d)
+        if time_result is not None:
+            self.assertEqual(res.m['time-result'], time_result, d)
+        slot = res.i('pool-slot')
+        if slots is not None:
+            self.assertIn(slot, slots, d)
+        return slot
+
+    def assertPoolMounts(self, size, pool=None):
+        """Exactly the pool's mounts below its directory: ns/ (private) with
+        nsfs binds slot-K.{ipc,net,uts} and mqueue mounts slot-K.mq."""
+        pool = os.path.realpath(pool or self.pool)
+        ms = mounts_under(pool)
+        got = sorted((os.path.relpath(m['point'], pool), m['fstype'])
+                     for m in ms)
+        expected = []
+        for k in range(size):
+            for t in ('ipc', 'net', 'uts'):
+                expected.append(('ns/slot-%d.%s' % (k, t), 'nsfs'))
+            expected.append(('ns/slot-%d.mq' % k, 'mqueue'))
+        ns_mounts = [g for g in got if g[0] == 'ns']
+        # ns/dynmods: the favordynmods cgroup v1 hierarchy the pool may
+        # mount (include/runguard/pool.h); at most once, nothing else.
+        dynmods = [g for g in got if g[0] == 'ns/dynmods']
+        rest = sorted(g for g in got if g[0] not in ('ns', 'ns/dynmods'))
+        text = '\n'.join(m['line'] for m in ms)
+        self.assertEqual(len(ns_mounts), 1,
+                         'expected one private mount on ns/:\n' + text)
+        self.assertLessEqual(len(dynmods), 1, text)
+        if dynmods:
+            self.assertEqual(dynmods[0][1], 'cgroup', text)
+        self.assertEqual(rest, sorted(expected), text)
+        ns_mount = [m for m in ms if m['point'] == os.path.join(pool, 'ns')]
+        self.assertFalse([o for o in ns_mount[0]['optional']
+                          if o.startswith('shared:')],
+                         'ns/ is not a private mount:\n' + text)
+
+    def assertPoolCgroups(self, show):
+        """One pool cgroup with exactly slot-0..N-1 in the hierarchies."""
+        dirs = existing_pool_cgroups(show.cgroup)
+        self.assertTrue(dirs, 'no pool cgroup %s' % show.cgroup)
+        if cgroup_mode() == 'v1':
+            for c in ('memory', 'cpuacct', 'freezer', 'cpu'):
+                self.assertIn(os.path.join(CGROOT, c, show.cgroup), dirs)
+        expected = sorted('slot-%d' % k for k in range(show.size))
+        for d in dirs:
+            kids = sorted(e.name for e in os.scandir(d)
+                          if e.is_dir(follow_symlinks=False))
+            self.assertEqual(kids, expected, 'children of %s' % d)
+
+    def assertPoolGone(self, pool, cgpath):
+        self.assertEqual(mounts_under(pool), [], 'mounts left below %s'
+                         % pool)
+        self.assertEqual(wait_until(lambda: existing_pool_cgroups(cgpath), 2),
+                         [], 'pool cgroups left')
+        left = []
+        if os.path.isdir(pool):
+            for name in os.listdir(pool):
+                if (name in ('pool.lock', 'pool.state', 'ns')
+                        or re.fullmatch(r'slot-[0-9]+\.lock', name)):
+                    left.append(name)
+        self.assertEqual(left, [], 'pool files left in %s' % pool)
+
+    def wait_gone(self, pids, timeout=10):
+        """Wait (bounded) until none of pids is a process of the run user."""
+        return wait_until(lambda: [p for p in procs_of_uid(self.uid)
+                                   if p[0] in pids], timeout)
+
+
+# ---------------------------------------------------------------------------
+# 1. Cross-run leakage
+# ---------------------------------------------------------------------------
+
+class PoolLeakageTest(PoolTestCase):
+    """A run must find nothing of the previous run in its reused slot."""
+
+    pool_size = 1
+
+    def leave(self, meta):
+        res = self.prg('-t', '20', self.probe, 'leave', meta=meta)
+        self.assertPoolMeta(res, slots=(0,))
+        out = parse_kv(res.stdout)
+        # The run itself may create all of these (else the test is void).
+        for key in ('leave-shm', 'leave-sem', 'leave-msg',
+                    'leave-sock-listen', 'leave-sock-inflight'):
+            self.assertEqual(out.get(key), 'OK', key + '\n' + res.describe())
+        self.assertIn('leave: done', res.stdout, res.describe())
+        self.assertRegex(out.get('leave-daemon', ''), r'\A[0-9]+\Z',
+                         res.describe())
+        return res, out
+
+    def look(self, meta):
+        res = self.prg('-t', '20', self.probe, 'look', meta=meta)
+        self.assertPoolMeta(res, slots=(0,))
+        self.assertIn('look: done', res.stdout, res.describe())
+        return res, parse_kv(res.stdout)
+
+    def test_leftovers_invisible_to_next_run(self):
+        host = host_ns()
+        for rnd in range(2):
+            r1, o1 = self.leave('meta-leave%d' % rnd)
+            daemon = int(o1['leave-daemon'])
+            # The daemon (setsid, ignores SIGTERM/SIGHUP) died with the run.
+            alive = [p for p in procs_of_uid(self.uid)
+                     if p[0] == daemon and not p[1].startswith('Z')]
+            self.assertEqual(alive, [], 'daemon %d survived the run\n%s'
+                             % (daemon, r1.describe()))
+            self.assertEqual(self.wait_gone([daemon], 3), [],
+                             'daemon %d not reaped within 3 s' % daemon)
+            r2, o2 = self.look('meta-look%d' % rnd)
+            d = r1.describe() + '\n' + r2.describe()
+            with self.subTest(round=rnd, what='SysV IPC'):
+                self.assertEqual(o2.get('shm-key'), 'absent', d)
+                self.assertEqual(o2.get('sem-key'), 'absent', d)
+                self.assertEqual(o2.get('msg-key'), 'absent', d)
+                self.assertEqual(o2.get('sysvipc-shm'), '0', d)
+                self.assertEqual(o2.get('sysvipc-sem'), '0', d)
+                self.assertEqual(o2.get('sysvipc-msg'), '0', d)
+            with self.subTest(round=rnd, what='POSIX mqueue'):
+                # Creation must have failed, or the queue is gone now.
+                self.assertEqual(o2.get('mq'), 'absent', d)
+            with self.subTest(round=rnd, what='abstract unix sockets'):
+                self.assertEqual(o2.get('bind-sock-listen'), 'OK', d)
+                self.assertEqual(o2.get('bind-sock-inflight'), 'OK', d)
+            with self.subTest(round=rnd, what='processes'):
+                self.assertEqual(o2.get('other-procs'), 'none', d)
+                self.assertEqual(o2.get('zombie-procs'), 'none', d)
+            with self.subTest(round=rnd, what='hostname'):
+                self.assertNotEqual(o1.get('sethostname'), 'OK', d)
+                self.assertEqual(o2.get('hostname'), o1.get('hostname'), d)
+            with self.subTest(round=rnd, what='namespaces'):
+                self.assertNotIn(None, ns_of(o1), d)
+                self.assertEqual(ns_of(o2), ns_of(o1),
+                                 'same slot, other namespaces\n' + d)
+                for t, a, b in zip(('ipc', 'net', 'uts'), ns_of(o1), host):
+                    self.assertNotEqual(a, b, 'run in the host %s namespace'
+                                        '\n%s' % (t, d))
+        self.assertEqual(procs_of_uid(self.uid), [])
+
+    def test_namespaces_per_slot(self):
+        host = host_ns()
+        # Two runs at once take both slots.
+        res = self.run_together([['-t', '20', self.probe, 'hold', '1.5']] * 2,
+                                size=2)
+        by_slot = {}
+        for r in res:
+            slot = self.assertPoolMeta(r, slots=(0, 1))
+            by_slot[slot] = ns_of(parse_kv(r.stdout))
+        d = '\n'.join(r.describe() for r in res)
+        self.assertEqual(sorted(by_slot), [0, 1], d)
+        for i, t in enumerate(('ipc', 'net', 'uts')):
+            self.assertNotEqual(by_slot[0][i], by_slot[1][i],
+                                'slots share the %s namespace\n%s' % (t, d))
+            for s in (0, 1):
+                self.assertNotEqual(by_slot[s][i], host[i], d)
+        # Later runs see the namespaces of their slot, whichever it is.
+        for i in range(4):
+            r = self.prg('-t', '20', self.probe, 'ns', size=2,
+                         meta='meta-seq%d' % i)
+            slot = self.assertPoolMeta(r, slots=(0, 1))
+            self.assertEqual(ns_of(parse_kv(r.stdout)), by_slot[slot],
+                             r.describe())
+
+
+# ---------------------------------------------------------------------------
+# 2. Exact numbers after hostile predecessors
+# ---------------------------------------------------------------------------
+
+class PoolExactNumbersTest(PoolTestCase):
+    """The reference program reports the same memory and CPU time after any
+    predecessor as in a fresh pool and without the pool."""
+
+    pool_size = 1
+
+    def ref(self, meta, pooled=True):
+        args = ['-m', LIMIT_KB, '-t', '20', self.probe] + list(REF_ARGS)
+        if pooled:
+            r = self.prg(*args, meta=meta)
+            self.assertPoolMeta(r, slots=(0,))
+        else:
+            r = self.nopool(*args, meta=meta)
+            self.assertRun(r)
+        self.assertNotIn('signal', r.keys, r.describe())
+        self.assertIn('ref: 20 MiB', r.stdout, r.describe())
+        return r
+
+    def check_after(self, pred_args, check_pred):
+        fresh = self.ref('meta-fresh')
+        nopool = self.ref('meta-nopool', pooled=False)
+        pred = self.prg('-m', LIMIT_KB, '-t', '20', *pred_args,
+                        meta='meta-pred')
+        check_pred(pred)
+        after = self.ref('meta-after')
+        d = ('fresh pool:\n%s\n\nno pool:\n%s\n\npredecessor:\n%s\n\n'
+             'after:\n%s' % (fresh.describe(), nopool.describe(),
+                             pred.describe(), after.describe()))
+        mem = after.i('memory-bytes')
+        self.assertEqual(after.m['memory-method'], fresh.m['memory-method'], d)
+        self.assertLessEqual(abs(mem - fresh.i('memory-bytes')), MEM_MARGIN,
+                             'memory-bytes after the predecessor differs from'
+                             ' a fresh pool by more than 2 MiB\n' + d)
+        self.assertLessEqual(abs(mem - nopool.i('memory-bytes')), MEM_MARGIN,
+                             'memory-bytes after the predecessor differs from'
+                             ' --pool-size 0 by more than 2 MiB\n' + d)
+        self.assertLessEqual(abs(after.f('cpu-time') - fresh.f('cpu-time')),
+                             CPU_MARGIN, 'cpu-time\n' + d)
+        self.assertLessEqual(abs(after.f('cpu-time') - nopool.f('cpu-time')),
+                             CPU_MARGIN, 'cpu-time\n' + d)
+
+    def test_after_page_cache(self):
+        def check(pred):
+            self.assertPoolMeta(pred, slots=(0,))
+            self.assertIn('cache: wrote 64 MiB', pred.stdout, pred.describe())
+            self.assertGreaterEqual(pred.i('memory-bytes'), 64 * MIB,
+                                    pred.describe())
+        self.check_after([self.probe, 'cache', self.path('w', 'cache'), '64'],
+                         check)
+
+    def test_after_anon_200mib(self):
+        def check(pred):
+            self.assertPoolMeta(pred, slots=(0,))
+            self.assertIn('allocated 200 MiB', pred.stdout, pred.describe())
+            self.assertGreaterEqual(pred.i('memory-bytes'), 200 * MIB)
+        self.check_after([self.prog('memhog'), '200'], check)
+
+    def test_after_oom_kill(self):
+        def check(pred):
+            self.assertPoolMeta(pred, exitcode=None, slots=(0,))
+            self.assertIn(pred.i('exitcode'), (137, 1, 139), pred.describe())
+            self.assertNotIn('allocated', pred.stdout, pred.describe())
+        self.check_after([self.prog('memhog'), '400'], check)
+
+    def test_after_shm(self):
+        def check(pred):
+            self.assertPoolMeta(pred, slots=(0,))
+            self.assertIn('shm: left 64 MiB', pred.stdout, pred.describe())
+        self.check_after([self.probe, 'shm', '64'], check)
+
+    def tmpfs_file(self):
+        """A file name on a tmpfs every user may write to (/dev/shm)."""
+        shm = [m for m in mountinfo() if m['point'] == '/dev/shm']
+        if not shm or shm[-1]['fstype'] != 'tmpfs':
+            self.skipTest('/dev/shm is not a tmpfs')
+        if os.stat('/dev/shm').st_mode & 0o1777 != 0o1777:
+            self.skipTest('/dev/shm is not world-writable')
+        path = '/dev/shm/rgtest-pool-%d-%s' % (os.getpid(),
+                                               self._testMethodName)
+        self.addCleanup(lambda: os.path.exists(path) and os.unlink(path))
+        return path
+
+    def test_after_tmpfs_file(self):
+        # The predecessor leaves a 64 MiB file on a tmpfs outside the slot
+        # (the file stays: it is not the run's to remove).  Its pages are
+        # charged to the slot's memory cgroup and cannot be reclaimed; a
+        # fresh cgroup per run would not see them.
+        def check(pred):
+            self.assertPoolMeta(pred, slots=(0,))
+            self.assertIn('cache: wrote 64 MiB', pred.stdout, pred.describe())
+        self.check_after([self.probe, 'cache', self.tmpfs_file(), '64'],
+                         check)
+
+    def test_tighter_limit_after_tmpfs_file(self):
+        # The same predecessor, then a run whose memory limit (64 MiB) is
+        # below what the predecessor left charged: it must run normally, as
+        # it does without the pool.
+        pred = self.prg('-m', LIMIT_KB, '-t', '20', self.probe, 'cache',
+                        self.tmpfs_file(), '64', meta='meta-pred')
+        self.assertPoolMeta(pred, slots=(0,))
+        args = ['-m', '65536', '-t', '20', self.prog('memhog'), '30']
+        nopool = self.nopool(*args, meta='meta-nopool')
+        self.assertRun(nopool)
+        r = self.prg(*args, meta='meta-after')
+        d = pred.describe() + '\n\n' + r.describe()
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertIn('allocated 30 MiB', r.stdout, d)
+        self.assertLessEqual(abs(r.i('memory-bytes')
+                                 - nopool.i('memory-bytes')), MEM_MARGIN, d)
+
+    def test_after_cpu_burning_child(self):
+        def check(pred):
+            self.assertPoolMeta(pred, slots=(0,))
+            self.assertIn('cpuchild:', pred.stdout, pred.describe())
+            self.assertGreaterEqual(pred.f('cpu-time'), 0.25, pred.describe())
+        self.check_after([self.probe, 'cpuchild', '0.3'], check)
+
+
+# ---------------------------------------------------------------------------
+# 3. Crash recovery
+# ---------------------------------------------------------------------------
+
+class PoolCrashRecoveryTest(PoolTestCase):
+
+    pool_size = 1
+
+    def test_runguard_killed_mid_run(self):
+        h = self.start(['-t', '120', self.probe, 'daemon', '60'],
+                       'meta-crash', stdout=subprocess.DEVNULL)
+        proc = h[0]
+        # main process + daemon of the run user
+        have_two = wait_until(
+            lambda: len([p for p in procs_of_uid(self.uid)
+                         if p[3] == 'poolprobe']) < 2, 10)
+        self.assertFalse(have_two, 'the run did not start its daemon')
+        victims = [p[0] for p in procs_of_uid(self.uid)]
+        time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+        s = self.show()
+        self.assertEqual(s.size, 1, s.text)
+        # Its holder died mid-run: dirty (or free, if already recovered);
+        # never held by a dead process.
+        self.assertIn(s.slots[0]['state'], ('dirty', 'free'), s.text)
+
+        # The next run cleans the slot and succeeds.
+        r = self.prg('-t', '20', self.probe, 'look', meta='meta-look')
+        self.assertPoolMeta(r, slots=(0,))
+        out = parse_kv(r.stdout)
+        # No process of the killed run may live on into the next run (their
+        # zombies are not ours to reap: PID 1 adopted them, it reaps late).
+        self.assertEqual(out.get('other-procs'), 'none', r.describe())
+        for key in ('shm-key', 'sem-key', 'msg-key', 'mq'):
+            self.assertEqual(out.get(key), 'absent', r.describe())
+        self.assertEqual(out.get('bind-sock-listen'), 'OK', r.describe())
+        left = self.wait_gone(victims, 10)
+        self.assertEqual(left, [], 'processes of the killed run left')
+
+        # Normal numbers.
+        after = self.prg('-m', LIMIT_KB, '-t', '20', self.probe, *REF_ARGS,
+                         meta='meta-ref')
+        self.assertPoolMeta(after, slots=(0,))
+        nopool = self.nopool('-m', LIMIT_KB, '-t', '20', self.probe,
+                             *REF_ARGS, meta='meta-nopool')
+        self.assertRun(nopool)
+        d = after.describe() + '\n' + nopool.describe()
+        self.assertLessEqual(abs(after.i('memory-bytes')
+                                 - nopool.i('memory-bytes')), MEM_MARGIN, d)
+        self.assertLessEqual(abs(after.f('cpu-time') - nopool.f('cpu-time')),
+                             CPU_MARGIN, d)
+        s = self.show()
+        self.assertEqual(s.slots[0]['state'], 'free', s.text)
+
+
+    def test_waiting_run_takes_over_slot_of_killed_holder(self):
+        a = self.start(['-t', '60', self.probe, 'hold', '30'], 'meta-a',
+                       stdout=subprocess.DEVNULL)
+        self.wait_for_user_process('poolprobe')
+        victims = [p[0] for p in procs_of_uid(self.uid)]
+        b = self.start(['-t', '20', self.probe, 'look'], 'meta-b')
+        time.sleep(0.5)
+        self.assertIsNone(b[0].poll(), 'the second run did not wait')
+        os.kill(a[0].pid, signal.SIGKILL)
+        a[0].wait(timeout=30)
+        a[0].stderr.close()
+        res = self.finish(b, timeout=20)
+        self.assertPoolMeta(res, slots=(0,))
+        out = parse_kv(res.stdout)
+        self.assertEqual(out.get('other-procs'), 'none', res.describe())
+        self.assertLess(res.f('wall-time'), 1, res.describe())
+        self.assertEqual(self.wait_gone(victims, 10), [],
+                         'processes of the killed run left')
+
+    def test_sigterm_while_waiting_for_a_slot(self):
+        a = self.start(['-t', '60', self.probe, 'hold', '3'], 'meta-a')
+        self.wait_for_user_process('poolprobe')
+        b = self.start(['-t', '20', self.probe, 'ns'], 'meta-b')
+        time.sleep(0.5)
+        self.assertIsNone(b[0].poll(), 'the second run did not wait')
+        t0 = time.monotonic()
+        b[0].send_signal(signal.SIGTERM)
+        res_b = self.finish(b, timeout=20)
+        self.assertLess(time.monotonic() - t0, 5, res_b.describe())
+        self.assertNotEqual(res_b.rc, 0, res_b.describe())
+        self.assertNotIn('ns-ipc', res_b.stdout, res_b.describe())
+        res_a = self.finish(a, timeout=20)
+        self.assertPoolMeta(res_a, slots=(0,))
+        s = self.show()
+        self.assertEqual(s.states(), ['free'], s.text)
+        self.assertEqual(s.slots[0]['runs'], 1, s.text)
+
+
+# ---------------------------------------------------------------------------
+# Per-run settings of a reused slot
+# ---------------------------------------------------------------------------
+
+class PoolSettingsTest(PoolTestCase):
+    """A reused slot applies each run's own memory limit and cpuset, not
+    those of the previous run."""
+
+    pool_size = 1
+
+    def test_memory_limit_follows_each_run(self):
+        # (limit in kB or None, MiB to allocate, must succeed)
+        seq = [('262144', 100, True), ('65536', 100, False),
+               (None, 100, True), ('65536', 30, True),
+               ('262144', 200, True), ('65536', 100, False),
+               (None, 300, True)]
+        for i, (limit, mib, ok) in enumerate(seq):
+            with self.subTest(step=i, limit=limit, mib=mib):
+                args = (['-m', limit] if limit else []) + [
+                    '-t', '20', self.prog('memhog'), str(mib)]
+                r = self.prg(*args, meta='meta%d' % i)
+                if ok:
+                    self.assertPoolMeta(r, slots=(0,))
+                    self.assertIn('allocated %d MiB' % mib, r.stdout,
+                                  r.describe())
+                else:
+                    self.assertPoolMeta(r, exitcode=None, slots=(0,))
+                    self.assertNotEqual(r.i('exitcode'), 0, r.describe())
+                    self.assertNotIn('allocated', r.stdout, r.describe())
+                    self.assertLessEqual(r.i('memory-bytes'),
+                                         int(limit) * 1024 + 4 * MIB,
+                                         r.describe())
+                s = self.show()
+                self.assertIn(s.slots[0]['memory-limit'],
+                              ('-', str(int(limit) * 1024) if limit
+                               else 'max'), s.text)
+
+    def test_cpuset_follows_each_run(self):
+        cpus = os.sched_getaffinity(0)
+        if len(cpus) < 2:
+            self.skipTest('needs two CPUs')
+        with open('/proc/self/status') as f:
+            mine = re.search(r'^Cpus_allowed_list:\s*(\S+)', f.read(),
+                             re.M).group(1)
+        first, second = sorted(cpus)[:2]
+        seq = [(str(second), str(second)), (None, mine),
+               (str(first), str(first)), (None, mine),
+               ('%d,%d' % (first, second), None)]
+        for i, (cpuset, expect) in enumerate(seq):
+            with self.subTest(step=i, cpuset=cpuset):
+                args = (['-P', cpuset] if cpuset else []) + [
+                    '-t', '20', self.probe, 'ns']
+                r = self.prg(*args, meta='meta%d' % i)
+                self.assertPoolMeta(r, slots=(0,))
+                got = parse_kv(r.stdout).get('cpus')
+                if expect is not None:
+                    self.assertEqual(got, expect, r.describe())
+                else:
+                    self.assertIn(got, ('%d,%d' % (first, second),
+                                        '%d-%d' % (first, second)),
+                                  r.describe())
+
+
+# ---------------------------------------------------------------------------
+# 4. More runguards than slots
+# ---------------------------------------------------------------------------
+
+class PoolQueueTest(PoolTestCase):
+
+    pool_size = 2
+
+    def test_six_runs_two_slots(self):
+        r = self.admin('--pool-size=2', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        res = self.run_together([['-t', '30', self.probe, 'times', '0.3']] * 6)
+        intervals = []
+        for r in res:
+            slot = self.assertPoolMeta(r, slots=(0, 1))
+            out = parse_kv(r.stdout)
+            self.assertIn('end', out, r.describe())
+            intervals.append((float(out['start']), float(out['end']), slot))
+            # The wait for a free slot is not part of the timed run.
+            self.assertLess(r.f('wall-time'), 0.45, r.describe())
+        d = '\n'.join('%.3f-%.3f slot %d' % i for i in sorted(intervals))
+        eps = 0.01
+        events = sorted([(s + eps, 1) for s, e, _ in intervals]
+                        + [(e - eps, -1) for s, e, _ in intervals])
+        cur = peak = 0
+        for _, delta in events:
+            cur += delta
+            peak = max(peak, cur)
+        self.assertLessEqual(peak, 2, 'more than 2 runs at once:\n' + d)
+        for slot in (0, 1):
+            mine = sorted(i for i in intervals if i[2] == slot)
+            for a, b in zip(mine, mine[1:]):
+                self.assertGreaterEqual(b[0], a[1] - eps,
+                                        'runs overlap in slot %d:\n%s'
+                                        % (slot, d))
+        # Six runs of 0.3 s on two slots take three rounds.
+        span = max(e for _, e, _ in intervals) - min(s for s, _, _ in
+                                                     intervals)
+        self.assertGreaterEqual(span, 0.85, d)
+        s = self.show()
+        self.assertEqual(sum(x['runs'] for x in s.slots), 6, s.text)
+        self.assertEqual(s.states(), ['free', 'free'], s.text)
+
+
+# ---------------------------------------------------------------------------
+# 5. Creation race
+# ---------------------------------------------------------------------------
+
+class PoolCreationRaceTest(PoolTestCase):
+
+    pool_size = 3
+
+    def test_eight_runguards_create_one_pool(self):
+        self.assertFalse(os.path.exists(self.pool))
+        before = cgroup_children()
+        res = self.run_together([['-t', '30', self.probe, 'ns']] * 8)
+        for r in res:
+            self.assertPoolMeta(r, slots=(0, 1, 2))
+            self.assertIn('ns-ipc', r.stdout, r.describe())
+        s = self.show()
+        self.assertEqual(s.size, 3, s.text)
+        self.assertEqual([x['slot'] for x in s.slots], [0, 1, 2], s.text)
+        self.assertEqual(s.states(), ['free'] * 3, s.text)
+        self.assertEqual(sum(x['runs'] for x in s.slots), 8, s.text)
+        self.assertEqual(os.path.realpath(s.dir), os.path.realpath(self.pool),
+                         s.text)
+        self.assertPoolMounts(3)
+        self.assertPoolCgroups(s)
+        # The only new cgroups below the parent: this pool's, once.
+        new = cgroup_children() - before
+        new -= self.foreign_cgroups(new)
+        self.assertEqual(sorted(new), sorted(existing_pool_cgroups(s.cgroup)))
+        for name in ['pool.lock', 'pool.state', 'ns'] + [
+                'slot-%d.lock' % k for k in range(3)]:
+            self.assertTrue(os.path.exists(os.path.join(self.pool, name)),
+                            name)
+        self.assertFalse(os.path.exists(os.path.join(self.pool,
+                                                     'slot-3.lock')))
+
+
+# ---------------------------------------------------------------------------
+# 6. Simulated reboot
+# ---------------------------------------------------------------------------
+
+class PoolRebootTest(PoolTestCase):
+
+    pool_size = 2
+
+    def wipe(self):
+        umount_under(self.pool)
+        self.assertEqual(mounts_under(self.pool), [])
+        shutil.rmtree(self.pool)
+
+    def run_ok(self, meta):
+        r = self.prg('-t', '20', self.probe, 'ns', meta=meta)
+        self.assertPoolMeta(r, slots=(0, 1))
+        self.assertIn('ns-ipc', r.stdout, r.describe())
+        return r
+
+    def test_pool_dir_gone_cgroups_stay(self):
+        self.run_ok('meta1')
+        s1 = self.show()
+        self.wipe()
+        self.assertTrue(existing_pool_cgroups(s1.cgroup))
+        self.run_ok('meta2')
+        s2 = self.show()
+        self.assertEqual(s2.size, 2, s2.text)
+        self.assertPoolMounts(2)
+        self.assertPoolCgroups(s2)
+        if s2.cgroup != s1.cgroup:
+            # the old cgroups must not be orphaned (tearDown reports them)
+            self.pool_cgroups[self.pool + '/old'] = s1.cgroup
+        self.run_ok('meta3')
+
+    def test_pool_dir_and_cgroups_gone(self):
+        self.run_ok('meta1')
+        s1 = self.show()
+        self.wipe()
+        for d in existing_pool_cgroups(s1.cgroup):
+            remove_cgroup_tree(d)
+        self.assertEqual(existing_pool_cgroups(s1.cgroup), [])
+        self.run_ok('meta2')
+        s2 = self.show()
+        self.assertEqual(s2.size, 2, s2.text)
+        self.assertPoolMounts(2)
+        self.assertPoolCgroups(s2)
+
+    def test_mounts_gone_files_stay(self):
+        # A reboot with a persistent pool directory: the files survive, the
+        # mounts do not.  Every slot must work again (with distinct
+        # namespaces); the mounts may come back lazily, slot by slot.
+        self.run_ok('meta1')
+        self.show()
+        umount_under(self.pool)
+        self.run_ok('meta2')
+        res = self.run_together([['-t', '20', self.probe, 'hold', '1']] * 2)
+        by_slot = {}
+        for r in res:
+            by_slot[self.assertPoolMeta(r, slots=(0, 1))] = ns_of(
+                parse_kv(r.stdout))
+        d = '\n'.join(r.describe() for r in res)
+        self.assertEqual(sorted(by_slot), [0, 1], d)
+        for i in range(3):
+            self.assertNotEqual(by_slot[0][i], by_slot[1][i], d)
+        self.assertPoolMounts(2)
+        self.run_ok('meta3')
+
+
+# ---------------------------------------------------------------------------
+# 7. Churn
+# ---------------------------------------------------------------------------
+
+class CgroupTracer:
+    """cgroup_mkdir/cgroup_rmdir tracepoints in a private tracefs instance.
+    tracefs is mounted in a private mount namespace of a helper process
+    (the host's mount table stays untouched) and used through
+    /proc/<helper>/root."""
+
+    def __init__(self):
+        self.proc = None
+        self.inst = None
+
+    def start(self):
+        with open('/proc/filesystems') as f:
+            if 'tracefs' not in f.read():
+                return 'tracefs is not supported by the kernel'
+        if os.path.isdir('/sys/kernel/tracing/events/cgroup'):
+            # already mounted (by someone else): just add an instance
+            return self.make_instance('/sys/kernel/tracing')
+        if not shutil.which('unshare'):
+            return 'unshare(1) is missing'
+        self.proc = subprocess.Popen(
+            ['unshare', '--mount', '--propagation', 'private', '--', 'sh',
+             '-c', 'mount -t tracefs nodev /sys/kernel/tracing && '
+             'echo ready && exec cat >/dev/null'],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        if self.proc.stdout.readline() != 'ready\n':
+            self.close()
+            return 'cannot mount tracefs in a private mount namespace'
+        return self.make_instance('/proc/%d/root/sys/kernel/tracing'
+                                  % self.proc.pid)
+
+    def make_instance(self, tracing):
+        events = os.path.join(tracing, 'events', 'cgroup')
+        if not os.path.isdir(os.path.join(events, 'cgroup_mkdir')):
+            self.close()
+            return 'no cgroup tracepoints'
+        try:
+            self.inst = os.path.join(tracing, 'instances',
+                                     'rgtest-%d' % os.getpid())
+            os.mkdir(self.inst)
+            for ev in ('cgroup_mkdir', 'cgroup_rmdir'):
+                with open(os.path.join(self.inst, 'events', 'cgroup', ev,
+                                       'enable'), 'w') as f:
+                    f.write('1')
+        except OSError as e:
+            self.close()
+            return 'cannot set up a tracefs instance: %s' % e
+        return None
+
+    def stop(self):
+        """Stop tracing; return the event lines."""
+        with open(os.path.join(self.inst, 'tracing_on'), 'w') as f:
+            f.write('0')
+        with open(os.path.join(self.inst, 'trace')) as f:
+            return [ln for ln in f.read().splitlines()
+                    if not ln.startswith('#') and 'cgroup_' in ln]
+
+    def close(self):
+        if self.inst:
+            try:
+                os.rmdir(self.inst)
+            except OSError:
+                pass
+            self.inst = None
+        if self.proc:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc.stdout.close()
+            self.proc.stderr.close()
+            self.proc = None
+
+
+class PoolChurnTest(PoolTestCase):
+
+    pool_size = 1
+    WARMUP = 20
+    RUNS = 500
+
+    def run_ns(self, i):
+        r = self.prg(self.probe, 'ns', meta='meta-churn')
+        if i < 3 or r.rc != 0 or r.m.get('pool-slot') != '0':
+            self.assertPoolMeta(r, slots=(0,))
+        return ns_of(parse_kv(r.stdout))
+
+    def test_500_runs_leave_kernel_state_unchanged(self):
+        seen_warm = set(self.run_ns(i) for i in range(self.WARMUP))
+        self.assertEqual(len(seen_warm), 1, seen_warm)
+        self.assertNotIn(None, next(iter(seen_warm)))
+        s = self.show()
+        time.sleep(0.5)
+        cg_before = proc_cgroups()
+        mnt_before = mountinfo_text()
+        tracer = CgroupTracer()
+        reason = tracer.start()
+        if reason:
+            print('test_pool churn: no cgroup tracepoint check: %s' % reason)
+        try:
+            start = time.monotonic()
+            seen = set()
+            for i in range(self.RUNS):
+                seen.add(self.run_ns(i))
+            elapsed = time.monotonic() - start
+            events = tracer.stop() if not reason else None
+        finally:
+            tracer.close()
+        print('test_pool churn: %d runs in %.1f s' % (self.RUNS, elapsed))
+        self.assertEqual(seen, seen_warm, 'namespaces changed during churn')
+        foreign_mkdirs = {}
+        if events is not None:
+            mine = [e for e in events if s.cgroup_name in e]
+            self.assertEqual(mine, [], 'cgroup mkdir/rmdir of the pool '
+                             'during %d pooled runs' % self.RUNS)
+            # The machine is shared: cgroups made by others meanwhile (the
+            # tracer sees them, by hierarchy id) may raise the counts.
+            for e in events:
+                m = re.search(r'cgroup_mkdir: root=([0-9]+)', e)
+                if m:
+                    h = int(m.group(1))
+                    foreign_mkdirs[h] = foreign_mkdirs.get(h, 0) + 1
+            if events:
+                print('test_pool churn: cgroup events of others meanwhile:'
+                      '\n  ' + '\n  '.join(events[:20]))
+        # Counters settle (async frees); then no controller may have more
+        # cgroups than before, except for what others made meanwhile.
+        hier = proc_cgroup_hierarchies()
+
+        def grown():
+            now = proc_cgroups()
+            return {c: (cg_before[c], n) for c, n in now.items()
+                    if n - cg_before.get(c, 0)
+                    > foreign_mkdirs.get(hier.get(c), 0)}
+        grew = wait_until(grown, 5)
+        self.assertEqual(grew, {}, '/proc/cgroups num_cgroups grew during '
+                         'the pooled runs (controller: (before, after))')
+        mnt_after = wait_until(lambda: mountinfo_text() != mnt_before
+                               and mountinfo_text(), 5)
+        if mnt_after:
+            before, after = set(mnt_before), set(mnt_after)
+            self.assertEqual(len(mnt_after), len(mnt_before),
+                             'mountinfo changed during the pooled runs:\n'
+                             'removed: %s\nadded: %s'
+                             % (sorted(before - after),
+                                sorted(after - before)))
+        s2 = self.show()
+        self.assertEqual(s2.slots[0]['runs'], self.WARMUP + self.RUNS,
+                         s2.text)
+
+
+# ---------------------------------------------------------------------------
+# 8. DOMjudge invocations with the pool enabled by configuration only
+# ---------------------------------------------------------------------------
+
+# Keys whose values may differ between a pooled and an unpooled run.
+VARYING_KEYS = ('wall-time', 'user-time', 'sys-time', 'cpu-time',
+                'memory-bytes', 'major-faults')
+DJ_MEM_MARGIN = 4 * MIB
+
+
+class PoolDomjudgeConfigTest(PoolTestCase):
+    """The spec §4.4 invocations, unchanged, with `pool-size = 2` only in
+    the config file named by RUNGUARD_CONFIG: same meta keys and values as
+    without it, plus pool-slot at the end."""
+
+    pool_size = 2
+
+    def setUp(self):
+        super().setUp()
+        with open(self.conf, 'w') as f:
+            f.write('# runguard test configuration\n\n'
+                    'pool-size = 2\n'
+                    'pool-dir = %s\n' % self.pool)
+
+    def run_shell(self, argv, cwd, pooled, stdin=None, stdout=None,
+                  stderr=None, meta_path=None, timeout=60):
+        files = []
+
+        def opened(path, mode):
+            f = open(os.devnull if path is None else os.path.join(cwd, path),
+                     mode)
+            files.append(f)
+            return f
+        env = self.env(RUNGUARD_CONFIG=self.conf if pooled else '/dev/null')
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(argv, cwd=cwd, env=env,
+                                  stdin=opened(stdin, 'rb'),
+                                  stdout=opened(stdout, 'wb'),
+                                  stderr=opened(stderr, 'wb'),
+                                  timeout=timeout)
+        finally:
+            for f in files:
+                f.close()
+        proc.stdout = proc.stderr = b''
+        res = Result(argv, proc, meta_path, time.monotonic() - start)
+        if stderr is not None:
+            with open(os.path.join(cwd, stderr), 'rb') as f:
+                res.err = f.read()
+        return res
+
+    def job_dir(self, name):
+        job = os.path.join(self.chroot, name)
+        os.mkdir(job, 0o755)
+        self.addCleanup(shutil.rmtree, job, True)
+        return job
+
+    def job_testcase(self, tag, program, args, input_data, limits, style):
+        """spec §4.4 A: the run of a submission on a test case."""
+        job = self.job_dir('job-%s' % tag)
+        passdir = os.path.join(job, 'testcase00001', '1')
+        os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
+        os.chmod(os.path.join(job, 'testcase00001'), 0o755)
+        prog = os.path.join(passdir, 'execdir', 'program')
+        shutil.copy(os.path.join(PROGRAMS, program), prog)
+        os.chmod(prog, 0o755)
+        os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
+        os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
+        with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
+            f.write(input_data)
+        for name in ('program.out', 'program.err', 'program.meta',
+                     'runguard.err'):
+            open(os.path.join(passdir, name), 'wb').close()
+        prefix = '/testcase00001/1'
+        walltime, cputime, memsize, outlimit = limits
+        if style == 'long':
+            rg_args = ['-V', 'TMPDIR=%s/write_tmp' % prefix,
+                       '-r', passdir + '/../../', '--nproc=64', '--no-core',
+                       '--streamsize=%d' % outlimit, '--user=' + RUN_USER,
+                       '--group=' + RUN_GROUP, '--walltime=' + walltime,
+                       '--cputime=' + cputime, '--memsize=%d' % memsize,
+                       '--filesize=%d' % outlimit, '--stderr=program.err',
+                       '--outmeta=program.meta']
+            script = 'exec "$@" < testdata.in > program.out'
+        else:
+            rg_args = ['-r', passdir + '/../../', '-p', '64', '-c',
+                       '-s', str(outlimit), '-u', RUN_USER, '-g', RUN_GROUP,
+                       '-t', walltime, '-C', cputime, '-m', str(memsize),
+                       '-f', str(outlimit), '-o', 'program.out',
+                       '-e', 'program.err', '-M', 'program.meta',
+                       '-V', 'TMPDIR=%s/write_tmp;DEBUG=1' % prefix]
+            script = 'exec "$@" < testdata.in'
+        rg_args += ['--', prefix + '/execdir/program'] + list(args)
+        argv = ['/bin/sh', '-c', script, 'run', RUNGUARD] + rg_args
+        pooled = tag.endswith('-pool')
+        res = self.run_shell(argv, cwd=passdir, pooled=pooled,
+                             stderr='runguard.err',
+                             meta_path=os.path.join(passdir, 'program.meta'))
+        outputs = {}
+        for name in ('program.out', 'program.err'):
+            with open(os.path.join(passdir, name), 'rb') as f:
+                outputs[name] = f.read()
+        return res, outputs
+
+    def compile(self, tag):
+        """spec §4.4 C: a compile writing files into the compile dir."""
+        work = self.job_dir('job-%s' % tag)
+        compile_dir = os.path.join(work, 'compile')
+        script_dir = os.path.join(work, 'compile-script')
+        os.mkdir(compile_dir)
+        os.chmod(compile_dir, 0o777)
+        os.mkdir(script_dir, 0o755)
+        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
+                    os.path.join(script_dir, 'run'))
+        os.chmod(os.path.join(script_dir, 'run'), 0o755)
+        with open(os.path.join(compile_dir, 'main.c'), 'wb') as f:
+            f.write(b'int main(void) { return 0; }\n')
+        argv = [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP,
+                '-r', compile_dir + '/..', '-d', '/compile',
+                '-m', '2097152', '-t', '30', '--no-core',
+                '-f', '65536', '-s', '65536',
+                '-M', work + '/compile.meta', '-V', 'ENTRY_POINT=main', '--',
+                '/compile-script/run', 'program', '524288', 'main.c']
+        res = self.run_shell(['/bin/sh', '-c', '"$@" > "%s/compile.tmp" 2>&1'
+                              % work, 'compile'] + argv, cwd=compile_dir,
+                             pooled=tag.endswith('-pool'),
+                             meta_path=os.path.join(work, 'compile.meta'))
+        outputs = {}
+        with open(os.path.join(work, 'compile.tmp'), 'rb') as f:
+            outputs['compile.tmp'] = f.read()
+        with open(os.path.join(compile_dir, 'program'), 'rb') as f:
+            outputs['program'] = f.read()
+        return res, outputs
+
+    def compare_run(self, tag):
+        """spec §4.4 B: the output validator, no chroot."""
+        d = self.path(tag)
+        os.mkdir(d)
+        for name, content in (('program.out', b'3\n'),
+                              ('testdata.out', b'3\n'),
+                              ('testdata.in', b'1 2\n')):
+            with open(os.path.join(d, name), 'wb') as f:
+                f.write(content)
+        os.mkdir(os.path.join(d, 'feedback'))
+        os.chmod(os.path.join(d, 'feedback'), 0o777)
+        argv = [RUNGUARD, '--user=' + RUN_USER, '--group=' + RUN_GROUP,
+                '-m', '2097152', '-t', '30', '-f', '2621440', '-s', '2621440',
+                '--no-core', '-M', 'compare.meta', '--', self.prog('compare'),
+                'testdata.in', 'testdata.out', 'feedback/']
+        res = self.run_shell(argv, cwd=d, pooled=tag.endswith('-pool'),
+                             stdin='program.out', stdout='compare.tmp',
+                             stderr='compare.err',
+                             meta_path=os.path.join(d, 'compare.meta'))
+        with open(os.path.join(d, 'compare.tmp'), 'rb') as f:
+            return res, {'compare.tmp': f.read()}
+
+    def cases(self):
+        data = b''.join(b'%d\n' % i for i in range(2000))
+        ok = ('2:3.5', '1:1.5', 524288, 8192)
+        return {
+            'testcase-long': lambda tag: self.job_testcase(
+                tag, 'static-hello', [], data, ok, 'long'),
+            'testcase-short': lambda tag: self.job_testcase(
+                tag, 'static-hello', [], data, ok, 'short'),
+            'output-limit': lambda tag: self.job_testcase(
+                tag, 'static-hello', [], b'x' * 99999 + b'\n',
+                ('2:3.5', '1:1.5', 524288, 64), 'long'),
+            'tle': lambda tag: self.job_testcase(
+                tag, 'poolprobe', ['ref', '1', '10'], b'',
+                ('2:3', '0.3:0.5', 524288, 8192), 'long'),
+            'oom': lambda tag: self.job_testcase(
+                tag, 'poolprobe', ['ref', '600', '0'], b'',
+                ('5:6', '4:5', 262144, 8192), 'long'),
+            # poolprobe with a bad mode: usage on stderr, exit 2
+            'runtime-error': lambda tag: self.job_testcase(
+                tag, 'poolprobe', ['no-such-mode'], b'', ok, 'short'),
+            'compile': self.compile,
+            'compare': self.compare_run,
+        }
+
+    def test_same_meta_with_and_without_pool(self):
+        for name, run in self.cases().items():
+            with self.subTest(case=name):
+                plain, plain_out = run(name + '-plain')
+                pooled, pooled_out = run(name + '-pool')
+                d = ('without pool:\n%s\n\nwith pool (config):\n%s'
+                     % (plain.describe(), pooled.describe()))
+                self.assertIsNotNone(plain.meta, d)
+                self.assertNotIn('internal-error', plain.keys, d)
+                self.assertNotIn('pool-slot', plain.keys, d)
+                self.assertIsNotNone(pooled.meta, d)
+                self.assertEqual(pooled.keys, plain.keys + ['pool-slot'], d)
+                self.assertIn(pooled.i('pool-slot'), (0, 1), d)
+                for key in plain.keys:
+                    if key in VARYING_KEYS:
+                        continue
+                    self.assertEqual(pooled.m[key], plain.m[key],
+                                     '%s differs\n%s' % (key, d))
+                self.assertLessEqual(abs(pooled.i('memory-bytes')
+                                         - plain.i('memory-bytes')),
+                                     DJ_MEM_MARGIN, 'memory-bytes\n' + d)
+                self.assertEqual(pooled.rc, plain.rc, d)
+                self.assertEqual(pooled_out, plain_out, d)
+                if name == 'tle':
+                    self.assertEqual(plain.m['time-result'], 'hard-timelimit',
+                                     d)
+                if name == 'oom':
+                    self.assertNotEqual(plain.i('exitcode'), 0, d)
+                if name == 'runtime-error':
+                    self.assertEqual(plain.i('exitcode'), 2, d)
+                if name == 'compare':
+                    self.assertEqual(plain.rc, 42, d)
+        # The pool in the config file was used, not the default one.
+        s = self.show()
+        self.assertEqual(s.size, 2, s.text)
+        self.assertEqual(sum(x['runs'] for x in s.slots),
+                         len(self.cases()), s.text)
+
+
+# ---------------------------------------------------------------------------
+# 9. Administration, configuration, bad input
+# ---------------------------------------------------------------------------
+
+class PoolAdminTest(PoolTestCase):
+
+    pool_size = 3
+
+    def test_create_show_count_runs(self):
+        for _ in range(2):   # idempotent
+            r = self.admin('--pool-size=3', '--pool-create')
+            self.assertEqual(r.rc, 0, r.describe())
+        s = self.show()
+        self.assertEqual(os.path.realpath(s.dir), os.path.realpath(self.pool),
+                         s.text)
+        self.assertEqual(s.size, 3, s.text)
+        self.assertEqual(s.version, 1 if cgroup_mode() == 'v1' else 2)
+        self.assertEqual([x['slot'] for x in s.slots], [0, 1, 2], s.text)
+        self.assertEqual(s.states(), ['free'] * 3, s.text)
+        self.assertEqual([x['holder'] for x in s.slots], ['-'] * 3, s.text)
+        self.assertEqual([x['runs'] for x in s.slots], [0, 0, 0], s.text)
+        self.assertPoolMounts(3)
+        self.assertPoolCgroups(s)
+        for i in range(3):
+            r = self.prg('-m', LIMIT_KB, '-t', '20', self.probe, 'ns',
+                         meta='meta%d' % i)
+            self.assertPoolMeta(r, slots=(0, 1, 2))
+        s = self.show()
+        self.assertEqual(sum(x['runs'] for x in s.slots), 3, s.text)
+        self.assertEqual(s.states(), ['free'] * 3, s.text)
+        for x in s.slots:
+            if x['runs']:
+                self.assertIn(x['memory-limit'],
+                              ('-', str(int(LIMIT_KB) * 1024)), s.text)
+
+    def test_destroy_refused_while_held_then_forced(self):
+        r = self.admin('--pool-size=1', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        cg = self.show().cgroup
+        h = self.start(['-t', '60', self.probe, 'hold', '30'], 'meta-held',
+                       size=1)
+        self.wait_for_user_process('poolprobe')
+        s = self.show()
+        self.assertEqual(s.slots[0]['state'], 'held', s.text)
+        self.assertEqual(s.slots[0]['holder'], str(h[0].pid), s.text)
+
+        r = self.admin('--pool-destroy')
+        self.assertEqual(r.rc, 1, r.describe())
+        self.assertRegex(r.stderr, r'slot[- ]?0\b', r.describe())
+        self.assertIsNone(h[0].poll(), 'the run was disturbed')
+        s = self.show()                   # still intact
+        self.assertEqual(s.slots[0]['state'], 'held', s.text)
+        self.assertPoolMounts(1)
+
+        start = time.monotonic()
+        r = self.admin('--pool-destroy=force', timeout=60)
+        self.assertEqual(r.rc, 0, r.describe())
+        res = self.finish(h, timeout=20)
+        self.assertLess(time.monotonic() - start, 20)
+        self.assertNotEqual(res.rc, 0, res.describe())
+        self.assertEqual(wait_until(lambda: procs_of_uid(self.uid), 10), [])
+        self.assertPoolGone(self.pool, cg)
+
+    def test_destroy_idle_pool(self):
+        r = self.admin('--pool-size=2', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.prg('-t', '20', self.probe, 'ns', size=2)
+        self.assertPoolMeta(r, slots=(0, 1))
+        cg = self.show().cgroup
+        r = self.admin('--pool-destroy')
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertPoolGone(self.pool, cg)
+        # Destroying what is gone is no error; a new pool can be made.
+        r = self.admin('--pool-destroy')
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.prg('-t', '20', self.probe, 'ns', size=2, meta='meta2')
+        self.assertPoolMeta(r, slots=(0, 1))
+        self.assertPoolMounts(2)
+
+    def test_prewarm(self):
+        f = self.path('w', 'lib.so')
+        with open(f, 'wb') as fh:
+            fh.write(os.urandom(MIB))
+        r = self.admin('--pool-prewarm', f)
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.admin('--pool-prewarm', f, self.bindir)
+        self.assertEqual(r.rc, 0, r.describe())
+        missing = self.path('w', 'no-such-file')
+        r = self.admin('--pool-prewarm', missing)
+        self.assertNotEqual(r.rc, 0, r.describe())
+        self.assertIn('no-such-file', r.stderr, r.describe())
+        # prewarm makes no pool
+        self.assertFalse(os.path.exists(os.path.join(self.pool, 'pool.state')))
+
+
+class PoolConfigTest(PoolTestCase):
+    """Option > environment > config file; bad values are fatal (255)."""
+
+    pool_size = 1
+
+    def write_conf(self, text):
+        with open(self.conf, 'w') as f:
+            f.write(text)
+
+    def other_pool(self, name):
+        d = os.path.join(self.pool_parent, name)
+        self.pools.append(d)
+        return d
+
+    def bare_run(self, *opts, env=None, meta='meta'):
+        """A run with only the given pool options (no --pool-* default)."""
+        return self.rg(*(list(opts) + ['-t', '20', self.probe, 'ns']),
+                       meta=meta, env=env or self.env())
+
+    def assertPooledIn(self, res, pool):
+        self.assertPoolMeta(res)
+        self.assertTrue(os.path.exists(os.path.join(pool, 'pool.state')),
+                        'no pool in %s\n%s' % (pool, res.describe()))
+
+    def test_config_file_enables_pool(self):
+        a = self.other_pool('a')
+        self.write_conf('# comment\n\n  pool-size = 1\npool-dir=%s\n'
+                        '# pool-size = 7\n' % a)
+        r = self.bare_run()
+        self.assertPooledIn(r, a)
+        self.assertEqual(self.show(a).size, 1)
+
+    def test_environment_beats_config(self):
+        a, b = self.other_pool('a'), self.other_pool('b')
+        self.write_conf('pool-size = 1\npool-dir = %s\n' % a)
+        r = self.bare_run(env=self.env(RUNGUARD_POOL_DIR=b,
+                                       RUNGUARD_POOL_SIZE='2'))
+        self.assertPooledIn(r, b)
+        self.assertFalse(os.path.exists(os.path.join(a, 'pool.state')))
+        self.assertEqual(self.show(b).size, 2)
+        # size 0 in the environment turns the pool off
+        r = self.bare_run(env=self.env(RUNGUARD_POOL_SIZE='0'), meta='meta2')
+        self.assertRun(r)
+        self.assertNotIn('pool-slot', r.keys)
+        self.assertFalse(os.path.exists(os.path.join(a, 'pool.state')))
+
+    def test_option_beats_environment(self):
+        a, b, c = (self.other_pool(x) for x in 'abc')
+        self.write_conf('pool-size = 2\npool-dir = %s\n' % a)
+        env = self.env(RUNGUARD_POOL_DIR=b, RUNGUARD_POOL_SIZE='0')
+        r = self.bare_run('--pool-size=1', '--pool-dir=' + c, env=env)
+        self.assertPooledIn(r, c)
+        self.assertEqual(self.show(c).size, 1)
+        for d in (a, b):
+            self.assertFalse(os.path.exists(os.path.join(d, 'pool.state')))
+        r = self.bare_run('--pool-size=0', env=self.env(RUNGUARD_POOL_DIR=b),
+                          meta='meta2')
+        self.assertRun(r)
+        self.assertNotIn('pool-slot', r.keys)
+
+    def test_default_is_per_run_path(self):
+        r = self.bare_run()          # empty config, no environment
+        self.assertRun(r)
+        self.assertNotIn('pool-slot', r.keys)
+
+    def assertFatal(self, res, what):
+        d = res.describe()
+        self.assertEqual(res.rc, 255, d)
+        self.assertNotIn('ns-ipc', res.stdout, 'the command ran\n' + d)
+        if res.meta is not None:
+            self.assertIn(res.keys, ([], ['internal-error']), d)
+        msg = res.stderr + (res.meta_text or '')
+        self.assertRegex(msg, what, 'no clear message\n' + d)
+
+    def test_bad_pool_size_option(self):
+        for i, v in enumerate(('-1', 'abc', '', '2x',
+                               '99999999999999999999')):
+            with self.subTest(value=v):
+                r = self.bare_run('--pool-size=' + v,
+                                  '--pool-dir=' + self.pool,
+                                  meta='meta-%d' % i)
+                self.assertFatal(r, r'pool-size|pool size')
+        self.assertFalse(os.path.exists(os.path.join(self.pool, 'pool.state')))
+
+    def test_bad_pool_size_environment(self):
+        for i, v in enumerate(('-1', 'abc')):
+            with self.subTest(value=v):
+                r = self.bare_run(env=self.env(RUNGUARD_POOL_SIZE=v,
+                                               RUNGUARD_POOL_DIR=self.pool),
+                                  meta='meta-%d' % i)
+                self.assertFatal(r, r'RUNGUARD_POOL_SIZE|pool-size|pool size')
+
+    def test_bad_config_file(self):
+        cases = {
+            'unknown key': ('pool-sise = 2\n', r'pool-sise'),
+            'bad size': ('pool-size = many\n', r'pool-size|many'),
+            'negative size': ('pool-size = -1\n', r'pool-size|-1'),
+            'no value': ('pool-size\n', r'pool-size|runguard\.conf'),
+        }
+        for name, (text, what) in cases.items():
+            with self.subTest(case=name):
+                self.write_conf('pool-dir = %s\n%s' % (self.pool, text))
+                r = self.bare_run(meta='meta-' + name.replace(' ', '-'))
+                self.assertFatal(r, what)
+                # the message names the file and the line (docs/pool.md)
+                self.assertIn(self.conf + ':2', r.stderr
+                              + (r.meta_text or ''), r.describe())
+
+    def test_missing_config_file_named_by_environment(self):
+        # docs/pool.md: $RUNGUARD_CONFIG, when set, must exist.
+        missing = os.path.join(self.pool_parent, 'missing.conf')
+        r = self.bare_run(env=self.env(RUNGUARD_CONFIG=missing))
+        self.assertFatal(r, re.escape(missing))
+
+if __name__ == '__main__':
+    main()

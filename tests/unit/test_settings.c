@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Pool settings: option > environment > configuration file > default. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "options.h"
+#include "settings.h"
+
+#define ARGV(...) ((char *[]){ "runguard", __VA_ARGS__, NULL })
+
+static char conf_path[] = "/tmp/rg-settings-XXXXXX";
+
+static int count(char **argv)
+{
+	int n = 0;
+
+	while (argv[n])
+		n++;
+	return n;
+}
+
+static void write_conf(const char *text)
+{
+	FILE *f = fopen(conf_path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	setenv("RUNGUARD_CONFIG", conf_path, 1);
+}
+
+static int setup(void **state)
+{
+	int fd = mkstemp(conf_path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	unsetenv("RUNGUARD_POOL_SIZE");
+	unsetenv("RUNGUARD_POOL_DIR");
+	setenv("RUNGUARD_CONFIG", "/dev/null", 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(conf_path);
+	memcpy(conf_path + strlen(conf_path) - 6, "XXXXXX", 6);
+	return 0;
+}
+
+/* Parse argv and load the settings; the load's return value. */
+static int load(char **argv, struct rg_cli_settings *s, struct rg_error *err)
+{
+	struct rg_cli_options o;
+	int rc;
+
+	if (rg_cli_parse(&o, count(argv), argv, err) != 0)
+		fail_msg("parse failed: %s", err->message);
+	rc = rg_cli_settings_load(&o, s, err);
+	rg_cli_options_free(&o);
+	return rc;
+}
+
+static void test_defaults(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.pool_size, 0);
+	assert_string_equal(s.pool_dir, "/run/runguard");
+	assert_true(s.favordynmods);
+}
+
+static void test_file(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	write_conf("# judgehost pool\n\n  pool-size = 32  \n"
+		   "pool-dir=/srv/pool # trailing comment\n"
+		   "v1-favordynmods = no\n");
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.pool_size, 32);
+	assert_string_equal(s.pool_dir, "/srv/pool");
+	assert_false(s.favordynmods);
+}
+
+static void test_precedence(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	write_conf("pool-size = 32\npool-dir = /from/file\n");
+	setenv("RUNGUARD_POOL_SIZE", "8", 1);
+	setenv("RUNGUARD_POOL_DIR", "/from/env", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.pool_size, 8);
+	assert_string_equal(s.pool_dir, "/from/env");
+	assert_int_equal(load(ARGV("--pool-size=0", "--pool-dir=/opt", "true"),
+			      &s, &err), 0);
+	assert_int_equal(s.pool_size, 0);
+	assert_string_equal(s.pool_dir, "/opt");
+	unsetenv("RUNGUARD_POOL_SIZE");
+	unsetenv("RUNGUARD_POOL_DIR");
+}
+
+static void expect_conf_error(const char *text, const char *needle)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	write_conf(text);
+	assert_int_equal(load(ARGV("true"), &s, &err), -1);
+	if (!strstr(err.message, needle))
+		fail_msg("`%s' not in `%s'", needle, err.message);
+}
+
+static void test_bad_file(void **state)
+{
+	(void)state;
+	expect_conf_error("pool-size = 2\npools = 3\n",
+			  ":2: unknown setting `pools'");
+	expect_conf_error("pool-size = -1\n", "invalid pool size `-1'");
+	expect_conf_error("pool-size = 99999\n", "invalid pool size");
+	expect_conf_error("pool-size\n", "expected `key = value'");
+	expect_conf_error("pool-dir = relative\n", "absolute path");
+	expect_conf_error("v1-favordynmods = maybe\n", "not yes or no");
+}
+
+static void test_missing_files(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	setenv("RUNGUARD_CONFIG", "/nonexistent/runguard.conf", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), -1);
+	assert_non_null(strstr(err.message, "/nonexistent/runguard.conf"));
+}
+
+static void test_bad_environment(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	setenv("RUNGUARD_POOL_SIZE", "abc", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), -1);
+	assert_non_null(strstr(err.message, "RUNGUARD_POOL_SIZE"));
+	unsetenv("RUNGUARD_POOL_SIZE");
+}
+
+static void test_options(void **state)
+{
+	struct rg_cli_options o;
+	struct rg_error err;
+	char **argv;
+
+	(void)state;
+	argv = ARGV("--pool-size=abc", "true");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), -1);
+	assert_non_null(strstr(err.message, "invalid pool size"));
+	argv = ARGV("--pool-destroy=now");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), -1);
+	assert_non_null(strstr(err.message, "--pool-destroy"));
+	argv = ARGV("--pool-show", "--pool-create");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), -1);
+	argv = ARGV("--pool-destroy=force");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
+	assert_int_equal(o.pool_command, RG_CLI_POOL_DESTROY_FORCE);
+	rg_cli_options_free(&o);
+	argv = ARGV("--pool-prewarm", "/a", "/b");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
+	assert_int_equal(o.pool_command, RG_CLI_POOL_PREWARM);
+	assert_int_equal(o.command_argc, 2);
+	rg_cli_options_free(&o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_precedence, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_environment, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_options, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
