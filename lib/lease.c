@@ -187,6 +187,31 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 	return rg_ns_open(l->ns_dir, l->name, l->ns_fd, err);
 }
 
+/*
+ * Memory still charged after the reset (files a run left on a tmpfs, for
+ * one) would count towards every later run's peak and limit: such a slot
+ * gets a new cgroup instead, as a per-run judge would have given it.
+ */
+#define RECYCLE_ABOVE_BYTES (1u << 20)
+
+static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
+{
+	struct rg_cgroup *old;
+	uint64_t usage;
+
+	if (rg_cgroup_memory_usage(l->cgroup, &usage, err) < 0)
+		return -1;
+	if (usage <= RECYCLE_ABOVE_BYTES)
+		return 0;
+	old = l->cgroup;
+	l->cgroup = NULL;
+	if (rg_cgroup_destroy(old, err) < 0)
+		return -1;
+	/* the next holder makes it again and writes every setting */
+	l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
+	return 0;
+}
+
 /* Everything a previous run could have left, removed. */
 static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 {
@@ -222,11 +247,11 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 	 */
 	if (!rg_cgroup_peak_resettable(l->cgroup) &&
 	    (l->rec.flags & SLOT_USED)) {
-		if (rg_cgroup_destroy(l->cgroup, err) < 0) {
-			l->cgroup = NULL;
-			return -1;
-		}
+		struct rg_cgroup *old = l->cgroup;
+
 		l->cgroup = NULL;
+		if (rg_cgroup_destroy(old, err) < 0)
+			return -1;
 		if (rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created,
 					     err) < 0)
 			return -1;
@@ -276,11 +301,25 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		return -1;
 	if (open_cgroup(l, h, err) < 0 || open_namespaces(l, err) < 0)
 		return -1;
-	if (dirty && clean_slot(l, err) < 0)
+	if (dirty && (clean_slot(l, err) < 0 ||
+		      recycle_if_charged(l, err) < 0 ||
+		      (!l->cgroup && open_cgroup(l, h, err) < 0)))
 		return rg_fail_context(err, "cleaning slot %u after its "
 				       "holder died", l->index);
-	if (apply_settings(l, cfg, err) < 0)
-		return -1;
+	if (apply_settings(l, cfg, err) < 0) {
+		/* a limit below what is charged: start over in a new cgroup */
+		struct rg_cgroup *old = l->cgroup;
+
+		if (err->errnum != EBUSY)
+			return -1;
+		l->cgroup = NULL;
+		if (rg_cgroup_destroy(old, err) < 0)
+			return -1;
+		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
+		if (open_cgroup(l, h, err) < 0 ||
+		    apply_settings(l, cfg, err) < 0)
+			return -1;
+	}
 	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 }
 
@@ -328,6 +367,8 @@ int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
 	if (!l)
 		return 0;
 	rc = clean_slot(l, err);
+	if (rc == 0)
+		rc = recycle_if_charged(l, err);
 	if (rc == 0) {
 		l->rec.state = SLOT_CLEAN;
 		l->rec.holder = 0;

@@ -137,9 +137,10 @@ static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
 	const char *size = getenv("RUNGUARD_POOL_SIZE");
 	const char *dir = getenv("RUNGUARD_POOL_DIR");
 
-	if (size && *size && set_pool_size(s, size, "RUNGUARD_POOL_SIZE", err))
+	/* set but empty is an error, as an empty value in the file */
+	if (size && set_pool_size(s, size, "RUNGUARD_POOL_SIZE", err))
 		return -1;
-	if (dir && *dir && set_pool_dir(s, dir, "RUNGUARD_POOL_DIR", err))
+	if (dir && set_pool_dir(s, dir, "RUNGUARD_POOL_DIR", err))
 		return -1;
 	return 0;
 }
