@@ -575,3 +575,8 @@ bool rg_cg_list_has(const char *list, const char *word)
 	}
 	return false;
 }
+
+bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg)
+{
+	return cg && cg->kill_written;
+}

@@ -124,6 +124,13 @@ bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg);
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err);
 
 /*
+ * Whether the cgroup must not be reused for another run: on v2, killing
+ * leftovers with cgroup.kill leaves a cgroup into which some kernels
+ * (Debian's 6.12.107) kill every child created with CLONE_INTO_CGROUP.
+ */
+bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg);
+
+/*
  * Memory charged to the cgroup now (v1 memory.usage_in_bytes, v2
  * memory.current): one pread().
  */

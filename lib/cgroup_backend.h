@@ -55,6 +55,12 @@ struct rg_cgroup {
 	char label[PATH_MAX];
 	/* This process made every directory: no earlier run used them. */
 	bool fresh;
+	/*
+	 * v2 cgroup.kill was written. Debian's 6.12.107 then SIGKILLs every
+	 * later child created in the cgroup with CLONE_INTO_CGROUP (seen in
+	 * the kernel lab): a reused cgroup must be made again.
+	 */
+	bool kill_written;
 };
 
 /* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */

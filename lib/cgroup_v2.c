@@ -655,9 +655,11 @@ static int v2_kill_all(struct rg_cgroup *base, struct rg_error *err)
 	rg_cg_backoff_init(&b, 0, 0, RG_CG_KILL_TIMEOUT_MS);
 	ret = v2_populated(base, err);
 	/* cgroup.kill is race-free against forks: once is enough. */
-	if (ret > 0 && cg->fd[F_KILL] >= 0 &&
-	    v2_write(cg, F_KILL, "1", err) < 0)
-		ret = -1;
+	if (ret > 0 && cg->fd[F_KILL] >= 0) {
+		base->kill_written = true;
+		if (v2_write(cg, F_KILL, "1", err) < 0)
+			ret = -1;
+	}
 	while (ret > 0) {
 		if (cg->fd[F_KILL] < 0 && v2_kill_round(cg, err) < 0) {
 			ret = -1;

@@ -189,8 +189,10 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 
 /*
  * Memory still charged after the reset (files a run left on a tmpfs, for
- * one) would count towards every later run's peak and limit: such a slot
- * gets a new cgroup instead, as a per-run judge would have given it.
+ * one) would count towards every later run's peak and limit, and a v2
+ * cgroup whose leftovers were killed with cgroup.kill kills new children
+ * on some kernels: such a slot gets a new cgroup instead, as a per-run
+ * judge would have given it. Only runs that left something pay this.
  */
 #define RECYCLE_ABOVE_BYTES (1u << 20)
 
@@ -201,7 +203,8 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 
 	if (rg_cgroup_memory_usage(l->cgroup, &usage, err) < 0)
 		return -1;
-	if (usage <= RECYCLE_ABOVE_BYTES)
+	if (usage <= RECYCLE_ABOVE_BYTES &&
+	    !rg_cgroup_needs_recycle(l->cgroup))
 		return 0;
 	old = l->cgroup;
 	l->cgroup = NULL;

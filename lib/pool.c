@@ -604,7 +604,10 @@ static int guess_header(int dir_fd, const char *dir, struct pool_header *h,
 	enum rg_cgroup_mode mode;
 
 	memset(h, 0, sizeof(*h));
+	/* at least slot 0, which probe_cpuset() opens (and so may create) */
 	h->size = count_slot_locks(dir_fd);
+	if (h->size == 0)
+		h->size = 1;
 	if (rg_cgroup_detect(&mode, err) < 0)
 		return -1;
 	h->cgroup_version = mode == RG_CGROUP_V2 ? 2 : 1;
