@@ -84,9 +84,19 @@ int rg_cgroup_apply_limits(struct rg_cgroup *cg,
 			   const struct rg_cgroup_limits *limits,
 			   struct rg_error *err)
 {
-	if (!limits->set)
-		return 0;
-	return cg->ops->apply_limits(cg, limits, err);
+	bool memory = limits->set & RG_CG_SET_MEMORY;
+	bool cpuset = limits->set & RG_CG_SET_CPUSET;
+	bool has_cpuset = cg->ops->has_cpuset(cg);
+
+	if (cpuset && limits->cpuset && !has_cpuset)
+		return rg_fail(err, EINVAL, "cgroup %s was created without cpuset",
+			       cg->label);
+	if ((memory && cg->ops->set_memory(cg, limits->memory_bytes, err) < 0) ||
+	    (cpuset && has_cpuset &&
+	     cg->ops->set_cpuset(cg, limits->cpuset, err) < 0))
+		return rg_fail_context(err, "cgroup %s %s", cg->ops->name,
+				       cg->label);
+	return 0;
 }
 
 int rg_cgroup_attach_self(const struct rg_cgroup *cg)

@@ -25,9 +25,13 @@
 #define RG_CG_RMDIR_TIMEOUT_MS 200
 
 struct rg_cgroup_ops {
-	int (*apply_limits)(struct rg_cgroup *cg,
-			    const struct rg_cgroup_limits *limits,
-			    struct rg_error *err);
+	const char *name; /* "v1" or "v2", for messages */
+	int (*set_memory)(struct rg_cgroup *cg, uint64_t bytes,
+			  struct rg_error *err);
+	/* NULL: the parent's CPUs again */
+	int (*set_cpuset)(struct rg_cgroup *cg, const char *cpus,
+			  struct rg_error *err);
+	bool (*has_cpuset)(const struct rg_cgroup *cg);
 	int (*attach_self)(const struct rg_cgroup *cg);
 	int (*clone_fd)(const struct rg_cgroup *cg);
 	int (*start)(struct rg_cgroup *cg, struct rg_error *err);

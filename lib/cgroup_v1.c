@@ -436,23 +436,22 @@ static int v1_set_cpuset(struct rg_cgroup_v1 *cg, const char *cpus,
 	return v1_write(cg, F_CPUS, cpus, err);
 }
 
-static int v1_apply_limits(struct rg_cgroup *base,
-			   const struct rg_cgroup_limits *limits,
-			   struct rg_error *err)
+/* The operations take the base pointer: cgroup.c applies the limits. */
+static int v1_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
+			      struct rg_error *err)
 {
-	struct rg_cgroup_v1 *cg = to_v1(base);
-	bool memory = limits->set & RG_CG_SET_MEMORY;
-	bool cpuset = limits->set & RG_CG_SET_CPUSET;
+	return v1_set_memory(to_v1(base), bytes, err);
+}
 
-	if (cpuset && limits->cpuset && cg->fd[F_CPUS] < 0)
-		return rg_fail(err, EINVAL,
-			       "cgroup %s was created without cpuset",
-			       base->label);
-	if ((memory && v1_set_memory(cg, limits->memory_bytes, err) < 0) ||
-	    (cpuset && cg->fd[F_CPUS] >= 0 &&
-	     v1_set_cpuset(cg, limits->cpuset, err) < 0))
-		return rg_fail_context(err, "cgroup v1 %s", base->label);
-	return 0;
+static int v1_op_set_cpuset(struct rg_cgroup *base, const char *cpus,
+			      struct rg_error *err)
+{
+	return v1_set_cpuset(to_v1(base), cpus, err);
+}
+
+static bool v1_has_cpuset(const struct rg_cgroup *base)
+{
+	return to_v1(base)->fd[F_CPUS] >= 0;
 }
 
 /* In the child between clone and exec: write() only. */
@@ -704,7 +703,10 @@ static void v1_release(struct rg_cgroup *base)
 }
 
 static const struct rg_cgroup_ops v1_ops = {
-	.apply_limits = v1_apply_limits,
+	.name = "v1",
+	.set_memory = v1_op_set_memory,
+	.set_cpuset = v1_op_set_cpuset,
+	.has_cpuset = v1_has_cpuset,
 	.attach_self = v1_attach_self,
 	.clone_fd = v1_clone_fd,
 	.start = v1_start,

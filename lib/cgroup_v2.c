@@ -339,23 +339,22 @@ static int v2_set_cpuset(struct rg_cgroup_v2 *cg, const char *cpus,
 	return v2_write(cg, F_CPUS, cpus ? cpus : "\n", err);
 }
 
-static int v2_apply_limits(struct rg_cgroup *base,
-			   const struct rg_cgroup_limits *limits,
-			   struct rg_error *err)
+/* The operations take the base pointer: cgroup.c applies the limits. */
+static int v2_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
+			      struct rg_error *err)
 {
-	struct rg_cgroup_v2 *cg = to_v2(base);
-	bool memory = limits->set & RG_CG_SET_MEMORY;
-	bool cpuset = limits->set & RG_CG_SET_CPUSET;
+	return v2_set_memory(to_v2(base), bytes, err);
+}
 
-	if (cpuset && limits->cpuset && cg->fd[F_CPUS] < 0)
-		return rg_fail(err, EINVAL,
-			       "cgroup %s was created without cpuset",
-			       base->label);
-	if ((memory && v2_set_memory(cg, limits->memory_bytes, err) < 0) ||
-	    (cpuset && cg->fd[F_CPUS] >= 0 &&
-	     v2_set_cpuset(cg, limits->cpuset, err) < 0))
-		return rg_fail_context(err, "cgroup v2 %s", base->label);
-	return 0;
+static int v2_op_set_cpuset(struct rg_cgroup *base, const char *cpus,
+			      struct rg_error *err)
+{
+	return v2_set_cpuset(to_v2(base), cpus, err);
+}
+
+static bool v2_has_cpuset(const struct rg_cgroup *base)
+{
+	return to_v2(base)->fd[F_CPUS] >= 0;
 }
 
 /* Only for spawners that cannot use CLONE_INTO_CGROUP: write() only. */
@@ -704,7 +703,10 @@ static void v2_release(struct rg_cgroup *base)
 }
 
 static const struct rg_cgroup_ops v2_ops = {
-	.apply_limits = v2_apply_limits,
+	.name = "v2",
+	.set_memory = v2_op_set_memory,
+	.set_cpuset = v2_op_set_cpuset,
+	.has_cpuset = v2_has_cpuset,
 	.attach_self = v2_attach_self,
 	.clone_fd = v2_clone_fd,
 	.start = v2_start,

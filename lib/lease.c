@@ -92,16 +92,17 @@ static int pick_slot(int dir_fd, const struct pool_header *h,
 {
 	struct slot_record *recs = calloc(h->size, sizeof(*recs));
 	unsigned int start = (unsigned int)getpid() % h->size;
+	const struct slot_record unknown = { 0 };
 	int fd = -1;
 
-	if (!recs)
-		return -1;
-	read_table(dir_fd, recs, h->size);
+	/* without the table (no memory), every slot is worth a try */
+	if (recs)
+		read_table(dir_fd, recs, h->size);
 	for (int pref = 0; pref <= 2 && fd < 0; pref++) {
 		for (unsigned int k = 0; k < h->size && fd < 0; k++) {
 			unsigned int i = (start + k) % h->size;
 
-			if (preference(&recs[i], cfg) != pref)
+			if (preference(recs ? &recs[i] : &unknown, cfg) != pref)
 				continue;
 			fd = try_lock_slot(dir_fd, i);
 			if (fd >= 0)
@@ -128,10 +129,27 @@ static void pool_options(const struct rg_config *cfg,
 			 struct rg_pool_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->dir = cfg->pool_dir;
+	o->dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
 	o->size = cfg->pool_size;
 	o->cgroup_parent = cfg->cgroup_parent;
 	o->favordynmods = cfg->pool_favordynmods;
+}
+
+/*
+ * The pool lock, shared, and the header: 1 when the pool is complete (at
+ * least size slots), 0 when it must be created first, -1 on error.
+ */
+static int lock_pool_shared(int dir_fd, unsigned int size, int *pool_lock,
+			    struct pool_header *h, struct rg_error *err)
+{
+	*pool_lock = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
+			    0600);
+	if (*pool_lock < 0 || flock(*pool_lock, LOCK_SH) < 0) {
+		rg_fail(err, errno, "locking pool.lock");
+		close_fd(pool_lock);
+		return -1;
+	}
+	return rg_pool_read_header(dir_fd, h) == 0 && h->size >= size;
 }
 
 /* Shared pool lock held while picking, so destroy waits for us. */
@@ -140,28 +158,29 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 		       struct rg_error *err)
 {
 	struct rg_pool_options o;
+	int creations = 0, delay_ms = 1;
 	bool logged = false;
-	int delay_ms = 1;
-	int pool_lock;
+	int pool_lock, rc;
 
 	pool_options(cfg, &o);
 	for (;;) {
-		if (rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
+		rc = lock_pool_shared(l->dir_fd, o.size, &pool_lock, h, err);
+		if (rc < 0)
 			return -1;
-		pool_lock = openat(l->dir_fd, "pool.lock", O_RDONLY | O_CLOEXEC);
-		if (pool_lock < 0 || flock(pool_lock, LOCK_SH) < 0) {
-			close_fd(&pool_lock);
-			continue; /* destroyed meanwhile: create it again */
-		}
-		if (rg_pool_read_header(l->dir_fd, h) == 0) {
-			l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index);
+		if (rc == 0) {
 			close(pool_lock);
-			if (l->lock_fd >= 0)
-				return 0;
-		} else {
-			close(pool_lock);
+			/* a destroy racing with us can undo one creation */
+			if (++creations > 3)
+				return rg_fail(err, EAGAIN, "the pool in `%s' "
+					       "keeps disappearing", o.dir);
+			if (rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
+				return -1;
 			continue;
 		}
+		l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index);
+		close(pool_lock);
+		if (l->lock_fd >= 0)
+			return 0;
 		if (!logged) {
 			rg_log(cfg, RG_LOG_NOTICE, "all %u slots busy, waiting",
 			       h->size);

@@ -158,8 +158,8 @@ int rg_pool_write_record(int dir_fd, unsigned int index,
 	return 0;
 }
 
-/* FNV-1a: a stable short name for the pool's cgroup. */
-static uint32_t hash_path(const char *s)
+/* FNV-1a: stable short names (the pool's cgroup, prewarm stamps). */
+uint32_t rg_pool_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
 
@@ -179,7 +179,7 @@ static int cgroup_path_for(const char *dir, const char *parent,
 	if (!real)
 		return rg_fail(err, errno, "pool directory `%s'", dir);
 	n = snprintf(buf, len, "%s/pool-%08x", parent ? parent :
-		     RG_CGROUP_PARENT, hash_path(real));
+		     RG_CGROUP_PARENT, rg_pool_hash(real));
 	free(real);
 	if (n < 0 || (size_t)n >= len)
 		return rg_fail(err, ENAMETOOLONG, "cgroup parent too long");

@@ -99,6 +99,7 @@ void rg_pool_slot_name(unsigned int index, char *buf, size_t len);
 int rg_pool_open_slot_cgroup(const struct pool_header *h,
 			     const char *name, struct rg_cgroup **cg,
 			     bool *created, struct rg_error *err);
+uint32_t rg_pool_hash(const char *s);
 int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
 		   struct rg_error *err);
 

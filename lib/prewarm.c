@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "pool.h"
 
 /* a chroot's usual code directories */
 static const char *const root_dirs[] = {
@@ -102,18 +103,6 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 	return 0;
 }
 
-/* FNV-1a, for the stamp file's name */
-static uint32_t hash_string(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /*
  * The chroot once per interval per pool: a stamp file per root, locked
  * while one runguard walks, so that 30 judges starting at once walk once.
@@ -126,7 +115,7 @@ static void prewarm_root(const char *root, int pool_dir_fd)
 	struct stat st;
 	int fd;
 
-	snprintf(stamp, sizeof(stamp), "prewarm-%08x", hash_string(root));
+	snprintf(stamp, sizeof(stamp), "prewarm-%08x", rg_pool_hash(root));
 	if (fstatat(pool_dir_fd, stamp, &st, 0) == 0 &&
 	    time(NULL) - st.st_mtime < ROOT_PREWARM_INTERVAL_S)
 		return;

@@ -324,6 +324,35 @@ class Result:
 # Base class
 # ---------------------------------------------------------------------------
 
+
+def run_redirected(argv, cwd, env, stdin=None, stdout=None, stderr=None,
+                   meta_path=None, timeout=60):
+    """Run argv as a judge's shell line would: stdin/stdout/stderr are paths
+    relative to cwd (None: /dev/null). res.err holds the stderr file."""
+    files = []
+
+    def opened(path, mode):
+        f = open(os.devnull if path is None else os.path.join(cwd, path),
+                 mode)
+        files.append(f)
+        return f
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=env,
+                              stdin=opened(stdin, 'rb'),
+                              stdout=opened(stdout, 'wb'),
+                              stderr=opened(stderr, 'wb'),
+                              timeout=timeout)
+    finally:
+        for f in files:
+            f.close()
+    proc.stdout = proc.stderr = b''
+    res = Result(argv, proc, meta_path, time.monotonic() - start)
+    if stderr is not None:
+        with open(os.path.join(cwd, stderr), 'rb') as f:
+            res.err = f.read()
+    return res
+
 class RGTestCase(unittest.TestCase):
     """Base class: fixtures per class, leftover checks after every test."""
 

@@ -3,11 +3,10 @@
 
 import os
 import shutil
-import subprocess
-import time
 
 from rgtest import (CALLER_ENV, RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD,
-                    PROGRAMS, Result, expected_meta_keys, main)
+                    PROGRAMS, expected_meta_keys, main,
+                    run_redirected)
 
 
 class ChrootTest(RGTestCase):
@@ -110,31 +109,8 @@ class DomjudgeInvocationTest(RGTestCase):
     def run_shell(self, argv, cwd, stdin=None, stdout=None, stderr=None,
                   meta_path=None, timeout=60):
         """Run argv with the given redirections (paths; None = /dev/null)."""
-        files = []
-
-        def opened(path, mode):
-            if path is None:
-                f = open(os.devnull, mode)
-            else:
-                f = open(os.path.join(cwd, path), mode)
-            files.append(f)
-            return f
-        start = time.monotonic()
-        try:
-            proc = subprocess.run(argv, cwd=cwd, env=dict(CALLER_ENV),
-                                  stdin=opened(stdin, 'rb'),
-                                  stdout=opened(stdout, 'wb'),
-                                  stderr=opened(stderr, 'wb'),
-                                  timeout=timeout)
-        finally:
-            for f in files:
-                f.close()
-        proc.stdout = proc.stderr = b''
-        res = Result(argv, proc, meta_path, time.monotonic() - start)
-        if stderr is not None:
-            with open(os.path.join(cwd, stderr), 'rb') as f:
-                res.err = f.read()
-        return res
+        return run_redirected(argv, cwd, dict(CALLER_ENV), stdin, stdout,
+                              stderr, meta_path, timeout)
 
     def make_testcase(self, input_data):
         job = self.job_dir('job-A')

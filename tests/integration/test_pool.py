@@ -22,8 +22,8 @@ import time
 from rgtest import (CALLER_ENV, CGROOT, MIB, META_VALUE_RE, PROGRAMS,
                     RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD, V1_CONTROLLERS,
                     Result, cgroup_children, cgroup_mode, expected_meta_keys,
-                    main, procs_of_uid, skip_or_fail, unmet_precondition,
-                    wait_until)
+                    main, procs_of_uid, run_redirected, skip_or_fail,
+                    unmet_precondition, wait_until)
 
 POOL_META_RE = dict(META_VALUE_RE)
 POOL_META_RE['pool-slot'] = r'[0-9]+'
@@ -1242,30 +1242,9 @@ class PoolDomjudgeConfigTest(PoolTestCase):
 
     def run_shell(self, argv, cwd, pooled, stdin=None, stdout=None,
                   stderr=None, meta_path=None, timeout=60):
-        files = []
-
-        def opened(path, mode):
-            f = open(os.devnull if path is None else os.path.join(cwd, path),
-                     mode)
-            files.append(f)
-            return f
         env = self.env(RUNGUARD_CONFIG=self.conf if pooled else '/dev/null')
-        start = time.monotonic()
-        try:
-            proc = subprocess.run(argv, cwd=cwd, env=env,
-                                  stdin=opened(stdin, 'rb'),
-                                  stdout=opened(stdout, 'wb'),
-                                  stderr=opened(stderr, 'wb'),
-                                  timeout=timeout)
-        finally:
-            for f in files:
-                f.close()
-        proc.stdout = proc.stderr = b''
-        res = Result(argv, proc, meta_path, time.monotonic() - start)
-        if stderr is not None:
-            with open(os.path.join(cwd, stderr), 'rb') as f:
-                res.err = f.read()
-        return res
+        return run_redirected(argv, cwd, env, stdin, stdout, stderr,
+                              meta_path, timeout)
 
     def job_dir(self, name):
         job = os.path.join(self.chroot, name)

@@ -331,8 +331,17 @@ def parse_args(argv):
 
 
 def make_echo(quiet):
+    """Quiet keeps the summary lines and every failure's whole report
+    (a failure in CI is only as good as its traceback)."""
+    in_failure = [False]
+
     def echo(line):
-        if quiet and not (line.startswith('lab') or line.startswith('Ran ')
+        if line.startswith('FAIL:') or line.startswith('ERROR:'):
+            in_failure[0] = True
+        elif line.startswith('=' * 10) or line.startswith('Ran '):
+            in_failure[0] = False
+        if quiet and not (in_failure[0] or line.startswith('lab')
+                          or line.startswith('Ran ')
                           or line.startswith('FAIL') or line.startswith('OK')
                           or line.startswith('ERROR')
                           or line.startswith('[  ')
