@@ -68,6 +68,29 @@ static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
 				   err);
 }
 
+int rg_cgroup_mount_table(char *buf, size_t len, struct rg_error *err)
+{
+	enum rg_cgroup_mode mode = RG_CGROUP_V1;
+
+	if (rg_cgroup_detect(&mode, err) < 0)
+		return -1;
+	if (mode == RG_CGROUP_V1)
+		return rg_cgroup_v1_mount_table(buf, len, err);
+	if (len)
+		*buf = '\0';
+	return 0;
+}
+
+bool rg_cgroup_use_mount_table(const char *text, const char *cgroup_path)
+{
+	enum rg_cgroup_mode mode = RG_CGROUP_V1;
+	struct rg_error ignored;
+
+	if (rg_cgroup_detect(&mode, &ignored) < 0 || mode != RG_CGROUP_V1)
+		return false;
+	return rg_cgroup_v1_use_mount_table(text, cgroup_path);
+}
+
 int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 		     struct rg_cgroup **out, struct rg_error *err)
 {
@@ -311,6 +334,67 @@ int rg_cg_read_key(int fd, const char *key, uint64_t *value)
 			return parse_u64(line + klen + 1, value);
 	}
 	return -ENOENT;
+}
+
+int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
+		   uint64_t *sum)
+{
+	char buf[RG_CG_BUF];
+	const char *line;
+	uint64_t value;
+	int ret;
+
+	ret = rg_cg_pread(fd, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	*sum = 0;
+	for (line = buf; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		for (size_t i = 0; i < nkeys; i++) {
+			size_t klen = strlen(keys[i]);
+
+			if (strncmp(line, keys[i], klen) || line[klen] != ' ')
+				continue;
+			if (parse_u64(line + klen + 1, &value) < 0)
+				return -EINVAL;
+			*sum += value;
+		}
+	}
+	return 0;
+}
+
+/* Pages on the LRU lists: what a reclaim frees without fail. */
+static const char *const lru_keys[] = {
+	"inactive_anon", "active_anon", "inactive_file", "active_file",
+	"unevictable",
+};
+
+/*
+ * Above this much charged, reclaim also runs for kernel memory alone
+ * (e.g. dentries of a stat() storm, which its slab shrinking frees). Below
+ * it, what is left is charged to the next run: its memory-bytes can be up
+ * to this much higher than in a new cgroup.
+ */
+#define RECLAIM_KERNEL_MIN (512 * 1024)
+
+/*
+ * After most runs only charges the kernel caches per CPU (batches of 64
+ * pages) and kernel objects freed after an RCU grace period are left,
+ * which a reclaim cannot free without waiting: force_empty would retry for
+ * about half a millisecond in vain.
+ */
+bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage)
+{
+	uint64_t lru;
+
+	if (usage == 0)
+		return false;
+	if (usage > RECLAIM_KERNEL_MIN)
+		return true;
+	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
+			      sizeof(lru_keys) / sizeof(*lru_keys), &lru) < 0 ||
+	       lru > 0;
 }
 
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base)

@@ -61,6 +61,20 @@ struct rg_cgroup_stats {
 int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err);
 
 /*
+ * Where the hierarchies are mounted, as text to keep with a pool (v1:
+ * "controller mount" lines; v2: empty, its root is fixed).
+ */
+int rg_cgroup_mount_table(char *buf, size_t len, struct rg_error *err);
+
+/*
+ * Use a table from rg_cgroup_mount_table() instead of looking for the
+ * mounts, if each one is still a cgroup hierarchy of its controller that
+ * holds cgroup_path. Only before the first cgroup of the process; returns
+ * whether the process now knows its mounts without a search.
+ */
+bool rg_cgroup_use_mount_table(const char *text, const char *cgroup_path);
+
+/*
  * Create <parent>/<name> in every hierarchy needed (cpuset only when
  * want_cpuset), creating the parent on demand (v1 cpuset parent gets the
  * root's cpus/mems; v2 parent gets +memory [+cpuset] in its

@@ -79,6 +79,10 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 			bool want_cpuset, bool reuse, struct rg_cgroup **out,
 			struct rg_error *err);
 
+/* See rg_cgroup_mount_table() and rg_cgroup_use_mount_table(). */
+int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err);
+bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path);
+
 /*
  * root is the cgroup2 mount: /sys/fs/cgroup in production; tests point it
  * at another cgroup2 mount, where controllers may be unavailable (ctrl 0).
@@ -112,6 +116,14 @@ int rg_cg_pread(int fd, char *buf, size_t size);
 int rg_cg_read_u64(int fd, uint64_t *value);
 /* The value of the "key value" line; -ENOENT if there is none. */
 int rg_cg_read_key(int fd, const char *key, uint64_t *value);
+/* The sum of the values of these keys' lines (missing ones count 0). */
+int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
+		   uint64_t *sum);
+/*
+ * Does a reset need a reclaim, given memory.stat and the usage? Not when
+ * only per-CPU charge caches and RCU-freed kernel objects are left.
+ */
+bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage);
 /* key's growth since base (UINT64_MAX: no base), or -1 when unknown */
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
 /* Whole small file, trailing newline stripped. */

@@ -10,11 +10,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -37,13 +40,27 @@ static const char *const v1_ctrl_name[V1_NR_CTRL] = {
 	[V1_CPUSET] = "cpuset",
 };
 
-/* Where each controller is mounted (libcgroup result code when not). */
+/*
+ * Where each controller is mounted (libcgroup result code when not), found
+ * once per process: from a pool's saved table when it still holds, else by
+ * libcgroup (whose cgroup_init() costs close to a millisecond).
+ */
+static pthread_mutex_t v1_mounts_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	pthread_once_t once;
+	bool ready;
 	int init_ret;
 	int ret[V1_NR_CTRL];
 	char *mount[V1_NR_CTRL];
-} v1_mounts = { .once = PTHREAD_ONCE_INIT };
+} v1_mounts;
+
+/* A control file every non-root cgroup of the controller has. */
+static const char *const v1_ctrl_marker[V1_NR_CTRL] = {
+	[V1_MEMORY] = "memory.limit_in_bytes",
+	[V1_CPUACCT] = "cpuacct.usage",
+	[V1_FREEZER] = "freezer.state",
+	[V1_CPU] = "cpu.shares",
+	[V1_CPUSET] = "cpuset.cpus",
+};
 
 /*
  * Control files kept open for the per-run calls. The memsw ones are -1
@@ -104,19 +121,119 @@ static void v1_find_mounts(void)
 {
 	int i;
 
+	pthread_mutex_lock(&v1_mounts_lock);
+	if (v1_mounts.ready)
+		goto out;
 	v1_mounts.init_ret = cgroup_init();
-	if (v1_mounts.init_ret)
-		return;
-	for (i = 0; i < V1_NR_CTRL; i++)
+	for (i = 0; i < V1_NR_CTRL && !v1_mounts.init_ret; i++)
 		v1_mounts.ret[i] = cgroup_get_subsys_mount_point(
 			v1_ctrl_name[i], &v1_mounts.mount[i]);
+	v1_mounts.ready = true;
+out:
+	pthread_mutex_unlock(&v1_mounts_lock);
+}
+
+int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err)
+{
+	size_t used = 0;
+	int i, n;
+
+	v1_find_mounts();
+	if (v1_mounts.init_ret)
+		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
+			       cgroup_strerror(v1_mounts.init_ret));
+	*buf = '\0';
+	for (i = 0; i < V1_NR_CTRL; i++) {
+		if (v1_mounts.ret[i])
+			continue;
+		n = snprintf(buf + used, len - used, "%s %s\n",
+			     v1_ctrl_name[i], v1_mounts.mount[i]);
+		if (n < 0 || (size_t)n >= len - used)
+			return rg_fail(err, ENAMETOOLONG, "cgroup mount table");
+		used += n;
+	}
+	return 0;
+}
+
+/* mount is still a v1 hierarchy of ctrl, and holds cgroup_path. */
+static bool v1_mount_holds(enum v1_ctrl ctrl, const char *mount,
+			   const char *cgroup_path)
+{
+	char path[PATH_MAX];
+	struct statfs sfs;
+	int n;
+
+	if (statfs(mount, &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
+		return false;
+	n = snprintf(path, sizeof(path), "%s/%s/%s", mount, cgroup_path,
+		     v1_ctrl_marker[ctrl]);
+	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
+}
+
+static int v1_ctrl_index(const char *name)
+{
+	for (int i = 0; i < V1_NR_CTRL; i++)
+		if (!strcmp(name, v1_ctrl_name[i]))
+			return i;
+	return -1;
+}
+
+/* Parse "controller mount" lines into mount[]; false on anything odd. */
+static bool v1_parse_table(const char *text, const char *cgroup_path,
+			   char *mount[V1_NR_CTRL])
+{
+	char name[32], path[PATH_MAX];
+	const char *line = text;
+	int i, n;
+
+	while (*line) {
+		if (sscanf(line, "%31s %4095s%n", name, path, &n) != 2)
+			return false;
+		i = v1_ctrl_index(name);
+		if (i < 0 || mount[i] || !v1_mount_holds(i, path, cgroup_path))
+			return false;
+		mount[i] = strdup(path);
+		if (!mount[i])
+			return false;
+		line += n;
+		while (*line == '\n')
+			line++;
+	}
+	return true;
+}
+
+bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
+{
+	char *mount[V1_NR_CTRL] = { NULL };
+	bool taken = false;
+	int i;
+
+	pthread_mutex_lock(&v1_mounts_lock);
+	if (v1_mounts.ready) {
+		taken = !v1_mounts.init_ret;
+		goto out;
+	}
+	if (!v1_parse_table(text, cgroup_path, mount) ||
+	    !mount[V1_MEMORY] || !mount[V1_CPUACCT] || !mount[V1_FREEZER])
+		goto out;
+	for (i = 0; i < V1_NR_CTRL; i++) {
+		v1_mounts.mount[i] = mount[i];
+		v1_mounts.ret[i] = mount[i] ? 0 : ECGROUPSUBSYSNOTMOUNTED;
+		mount[i] = NULL;
+	}
+	v1_mounts.ready = taken = true;
+out:
+	pthread_mutex_unlock(&v1_mounts_lock);
+	for (i = 0; i < V1_NR_CTRL; i++)
+		free(mount[i]);
+	return taken;
 }
 
 static int v1_check_mounts(bool want_cpuset, struct rg_error *err)
 {
 	int i;
 
-	pthread_once(&v1_mounts.once, v1_find_mounts);
+	v1_find_mounts();
 	if (v1_mounts.init_ret)
 		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
 			       cgroup_strerror(v1_mounts.init_ret));
@@ -572,7 +689,8 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	 * neither count in the next run's peak nor crowd its limit. The
 	 * kernel gives up quietly on what it cannot reclaim.
 	 */
-	if (usage && v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage) &&
+	    v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
 		return rg_fail_context(err, "cgroup v1 %s", base->label);
 	/* After the reclaim: the watermarks drop to what is left. */
 	for (i = 0; i < sizeof(v1_zeroed) / sizeof(v1_zeroed[0]); i++)

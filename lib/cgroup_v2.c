@@ -573,7 +573,8 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 		return 0;
 	if (v2_memory_usage(base, &usage, err) < 0)
 		return -1;
-	if (usage && v2_reclaim(cg, usage, err) < 0)
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage) &&
+	    v2_reclaim(cg, usage, err) < 0)
 		return rg_fail_context(err, "cgroup v2 %s", base->label);
 	return 0;
 }

@@ -321,6 +321,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
 	if (rg_pool_write_record(l->dir_fd, l->index, &l->rec, err) < 0)
 		return -1;
+	rg_pool_use_mount_table(l->dir_fd, h);
 	if (open_cgroup(l, h, err) < 0 || open_namespaces(l, err) < 0)
 		return -1;
 	if (dirty && (clean_slot(l, err) < 0 ||

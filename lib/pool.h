@@ -8,6 +8,7 @@
  *                  the pool is created or destroyed
  *   pool.state     struct pool_header, written last by creation
  *   slots.table    one struct slot_record per slot, written by its holder
+ *   cgroup.mounts  v1: where each controller was mounted at creation
  *   slot-K.lock    flock held by the run that uses slot K
  *   ns/            private mount: slot-K.{ipc,net,uts} nsfs binds and the
  *                  slot-K.mq mqueue mounts (ns.c); dynmods/ (v1 option)
@@ -100,6 +101,8 @@ int rg_pool_open_slot_cgroup(const struct pool_header *h,
 			     const char *name, struct rg_cgroup **cg,
 			     bool *created, struct rg_error *err);
 uint32_t rg_pool_hash(const char *s);
+/* Take the saved cgroup mounts, when they still hold (v1). */
+void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h);
 int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
 		   struct rg_error *err);
 

@@ -113,19 +113,13 @@ int rg_cli_default_group(const char *user_arg, gid_t *gid,
 		       user_arg, user_arg);
 }
 
-/* Does one VALID_USERS pattern admit this user? 1 yes, 0 no, -1 error. */
-static int pattern_admits(const char *pattern, uid_t uid,
-			  const char *user_arg, struct rg_error *err)
+/* Does a VALID_USERS pattern match the name as given? 1, 0, -1 error. */
+static int pattern_matches(const char *pattern, const char *user_arg,
+			   struct rg_error *err)
 {
-	struct passwd *pw;
-	int ret;
-
-	errno = 0;
-	pw = getpwnam(pattern);
-	if (pw && pw->pw_uid == uid)
-		return 1;
 	/* No FNM_PATHNAME: '*' also matches '/', as in DOMjudge. */
-	ret = fnmatch(pattern, user_arg, 0);
+	int ret = fnmatch(pattern, user_arg, 0);
+
 	if (ret == 0)
 		return 1;
 	if (ret != FNM_NOMATCH)
@@ -134,22 +128,69 @@ static int pattern_admits(const char *pattern, uid_t uid,
 	return 0;
 }
 
-int rg_cli_check_valid_user(uid_t uid, const char *user_arg,
-			    const char *patterns, struct rg_error *err)
+/* Is a VALID_USERS pattern the name of this user's account? */
+static int pattern_names_uid(const char *pattern, uid_t uid,
+			     const char *user_arg, struct rg_error *err)
+{
+	struct passwd *pw;
+
+	(void)user_arg;
+	(void)err;
+	/*
+	 * A glob is no username: asking NSS for one would only miss in every
+	 * source (loading modules and asking daemons on the way).
+	 */
+	if (!rg_cli_username_ok(pattern))
+		return 0;
+	errno = 0;
+	pw = getpwnam(pattern);
+	return pw && pw->pw_uid == uid;
+}
+
+typedef int (*pattern_test)(const char *pattern, uid_t uid,
+			    const char *user_arg, struct rg_error *err);
+
+static int match_test(const char *pattern, uid_t uid, const char *user_arg,
+		      struct rg_error *err)
+{
+	(void)uid;
+	return pattern_matches(pattern, user_arg, err);
+}
+
+/* 1 if a pattern of the list passes the test, 0 if none, -1 on error. */
+static int any_pattern(const char *patterns, pattern_test test, uid_t uid,
+		       const char *user_arg, struct rg_error *err)
 {
 	char *list, *pattern, *save = NULL;
 	int ret = 0;
 
-	if (uid == 0)
-		goto illegal;
 	list = strdup(patterns);
 	if (!list)
 		return rg_fail(err, errno, "copying the valid users list");
 	/* strtok semantics: empty patterns are skipped. */
 	for (pattern = strtok_r(list, ",", &save); pattern && ret == 0;
 	     pattern = strtok_r(NULL, ",", &save))
-		ret = pattern_admits(pattern, uid, user_arg, err);
+		ret = test(pattern, uid, user_arg, err);
 	free(list);
+	return ret;
+}
+
+int rg_cli_check_valid_user(uid_t uid, const char *user_arg,
+			    const char *patterns, struct rg_error *err)
+{
+	int ret;
+
+	if (uid == 0)
+		goto illegal;
+	/*
+	 * DOMjudge admits a user that a pattern matches by name or that a
+	 * pattern names. Names first: they need no account lookups, which
+	 * miss (and are slow) for every pattern naming no account.
+	 */
+	ret = any_pattern(patterns, match_test, uid, user_arg, err);
+	if (ret == 0)
+		ret = any_pattern(patterns, pattern_names_uid, uid, user_arg,
+				  err);
 	if (ret < 0)
 		return -1;
 	if (ret > 0)
