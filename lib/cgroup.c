@@ -139,7 +139,18 @@ int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err)
 
 int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err)
 {
-	return cg->ops->kill_all(cg, err);
+	/* emptied, and no child spawned into it since: nothing to look for */
+	if (cg->known_empty)
+		return 0;
+	if (cg->ops->kill_all(cg, err) < 0)
+		return -1;
+	cg->known_empty = true;
+	return 0;
+}
+
+void rg_cgroup_expect_tasks(struct rg_cgroup *cg)
+{
+	cg->known_empty = false;
 }
 
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err)

@@ -154,9 +154,14 @@ int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
 /*
  * Kill every process in the cgroup, race-free against forks (v2
  * cgroup.kill, v1 freezer: freeze, SIGKILL all, thaw), and wait until the
- * cgroup is empty. Bounded in time; returns -1 if tasks survive.
+ * cgroup is empty. Bounded in time; returns -1 if tasks survive. Once it
+ * found the cgroup empty, later calls return at once until
+ * rg_cgroup_expect_tasks().
  */
 int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err);
+
+/* A child is about to be spawned into the cgroup. */
+void rg_cgroup_expect_tasks(struct rg_cgroup *cg);
 
 /* True if the cgroup still has processes (-1 on error). */
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);

@@ -65,6 +65,11 @@ struct rg_cgroup {
 	 * the kernel lab): a reused cgroup must be made again.
 	 */
 	bool kill_written;
+	/*
+	 * rg_cgroup_kill_all() found it empty and no child was spawned into
+	 * it since (only this process attaches tasks to it).
+	 */
+	bool known_empty;
 };
 
 /* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */

@@ -117,6 +117,21 @@ static struct rg_cgroup_v1 *to_v1(const struct rg_cgroup *cg)
 	return rg_container_of(cg, struct rg_cgroup_v1, base);
 }
 
+/*
+ * Co-mounted controllers can be reached by several paths (systemd links
+ * /sys/fs/cgroup/cpu and cpuacct to cpu,cpuacct): one path per hierarchy,
+ * so that each is set up, attached and read once.
+ */
+static void v1_canonical_mount(char **mount)
+{
+	char *real = realpath(*mount, NULL);
+
+	if (!real)
+		return;
+	free(*mount);
+	*mount = real;
+}
+
 static void v1_find_mounts(void)
 {
 	int i;
@@ -125,9 +140,12 @@ static void v1_find_mounts(void)
 	if (v1_mounts.ready)
 		goto out;
 	v1_mounts.init_ret = cgroup_init();
-	for (i = 0; i < V1_NR_CTRL && !v1_mounts.init_ret; i++)
+	for (i = 0; i < V1_NR_CTRL && !v1_mounts.init_ret; i++) {
 		v1_mounts.ret[i] = cgroup_get_subsys_mount_point(
 			v1_ctrl_name[i], &v1_mounts.mount[i]);
+		if (!v1_mounts.ret[i])
+			v1_canonical_mount(&v1_mounts.mount[i]);
+	}
 	v1_mounts.ready = true;
 out:
 	pthread_mutex_unlock(&v1_mounts_lock);

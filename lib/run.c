@@ -189,6 +189,7 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 		return -1;
 	}
 	r->plan.slot = r->slot;
+	rg_cgroup_expect_tasks(r->slot->cgroup);
 	if (rg_spawn(&r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;

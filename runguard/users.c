@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounts.h"
 #include "error.h"
 
 /* (uid_t)-1 and (gid_t)-1 mean "no change" to the kernel: never valid. */
@@ -52,7 +53,6 @@ static bool id_in_range(long value)
 
 int rg_cli_resolve_user(const char *arg, uid_t *uid, struct rg_error *err)
 {
-	struct passwd *pw;
 	long value;
 
 	if (numeric_id(arg, &value)) {
@@ -65,11 +65,8 @@ int rg_cli_resolve_user(const char *arg, uid_t *uid, struct rg_error *err)
 		return rg_fail(err, 0,
 			       "username `%s' does not match the POSIX pattern",
 			       arg);
-	errno = 0;
-	pw = getpwnam(arg);
-	if (!pw)
+	if (rg_account_uid(arg, uid) < 0)
 		goto invalid;
-	*uid = pw->pw_uid;
 	return 0;
 invalid:
 	return rg_fail(err, 0, "invalid username or ID specified: `%s'", arg);
@@ -77,14 +74,7 @@ invalid:
 
 static int lookup_group(const char *name, gid_t *gid)
 {
-	struct group *gr;
-
-	errno = 0;
-	gr = getgrnam(name);
-	if (!gr)
-		return -1;
-	*gid = gr->gr_gid;
-	return 0;
+	return rg_account_gid(name, gid);
 }
 
 int rg_cli_resolve_group(const char *arg, gid_t *gid, struct rg_error *err)
@@ -132,7 +122,7 @@ static int pattern_matches(const char *pattern, const char *user_arg,
 static int pattern_names_uid(const char *pattern, uid_t uid,
 			     const char *user_arg, struct rg_error *err)
 {
-	struct passwd *pw;
+	uid_t named;
 
 	(void)user_arg;
 	(void)err;
@@ -142,9 +132,7 @@ static int pattern_names_uid(const char *pattern, uid_t uid,
 	 */
 	if (!rg_cli_username_ok(pattern))
 		return 0;
-	errno = 0;
-	pw = getpwnam(pattern);
-	return pw && pw->pw_uid == uid;
+	return rg_account_uid(pattern, &named) == 0 && named == uid;
 }
 
 typedef int (*pattern_test)(const char *pattern, uid_t uid,

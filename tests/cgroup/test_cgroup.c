@@ -213,7 +213,10 @@ typedef int (*child_fn)(void *arg);
 
 static pid_t spawn(struct rg_cgroup *cg, child_fn fn, void *arg)
 {
-	pid_t pid = fork();
+	pid_t pid;
+
+	rg_cgroup_expect_tasks(cg);
+	pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
