@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import time
 
+from cgtrace import CgroupTracer
 from rgtest import (CALLER_ENV, CGROOT, MIB, META_VALUE_RE, PROGRAMS,
                     RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD, V1_CONTROLLERS,
                     Result, cgroup_children, cgroup_mode, expected_meta_keys,
@@ -1051,85 +1052,6 @@ class PoolRebootTest(PoolTestCase):
 # ---------------------------------------------------------------------------
 # 7. Churn
 # ---------------------------------------------------------------------------
-
-class CgroupTracer:
-    """cgroup_mkdir/cgroup_rmdir tracepoints in a private tracefs instance.
-    tracefs is mounted in a private mount namespace of a helper process
-    (the host's mount table stays untouched) and used through
-    /proc/<helper>/root."""
-
-    def __init__(self):
-        self.proc = None
-        self.inst = None
-
-    def start(self):
-        with open('/proc/filesystems') as f:
-            if 'tracefs' not in f.read():
-                return 'tracefs is not supported by the kernel'
-        if os.path.isdir('/sys/kernel/tracing/events/cgroup'):
-            # already mounted (by someone else): just add an instance
-            return self.make_instance('/sys/kernel/tracing')
-        if not shutil.which('unshare'):
-            return 'unshare(1) is missing'
-        self.proc = subprocess.Popen(
-            ['unshare', '--mount', '--propagation', 'private', '--', 'sh',
-             '-c', 'mount -t tracefs nodev /sys/kernel/tracing && '
-             'echo ready && exec cat >/dev/null'],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
-        if self.proc.stdout.readline() != 'ready\n':
-            self.close()
-            return 'cannot mount tracefs in a private mount namespace'
-        return self.make_instance('/proc/%d/root/sys/kernel/tracing'
-                                  % self.proc.pid)
-
-    def make_instance(self, tracing):
-        events = os.path.join(tracing, 'events', 'cgroup')
-        if not os.path.isdir(os.path.join(events, 'cgroup_mkdir')):
-            self.close()
-            return 'no cgroup tracepoints'
-        try:
-            self.inst = os.path.join(tracing, 'instances',
-                                     'rgtest-%d' % os.getpid())
-            os.mkdir(self.inst)
-            for ev in ('cgroup_mkdir', 'cgroup_rmdir'):
-                with open(os.path.join(self.inst, 'events', 'cgroup', ev,
-                                       'enable'), 'w') as f:
-                    f.write('1')
-        except OSError as e:
-            self.close()
-            return 'cannot set up a tracefs instance: %s' % e
-        return None
-
-    def stop(self):
-        """Stop tracing; return the event lines."""
-        with open(os.path.join(self.inst, 'tracing_on'), 'w') as f:
-            f.write('0')
-        with open(os.path.join(self.inst, 'trace')) as f:
-            return [ln for ln in f.read().splitlines()
-                    if not ln.startswith('#') and 'cgroup_' in ln]
-
-    def close(self):
-        if self.inst:
-            try:
-                os.rmdir(self.inst)
-            except OSError:
-                pass
-            self.inst = None
-        if self.proc:
-            try:
-                self.proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            self.proc.stdout.close()
-            self.proc.stderr.close()
-            self.proc = None
-
 
 class PoolChurnTest(PoolTestCase):
 
