@@ -328,16 +328,12 @@ int rg_cg_read_u64(int fd, uint64_t *value)
 	return parse_u64(buf, value);
 }
 
-int rg_cg_read_key(int fd, const char *key, uint64_t *value)
+/* The value of key's "key value" line in buf: 0, -ENOENT or -EINVAL. */
+static int find_key(const char *buf, const char *key, uint64_t *value)
 {
-	char buf[RG_CG_BUF];
 	size_t klen = strlen(key);
 	const char *line;
-	int ret;
 
-	ret = rg_cg_pread(fd, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
 	for (line = buf; line && *line; line = strchr(line, '\n')) {
 		if (*line == '\n')
 			line++;
@@ -347,30 +343,31 @@ int rg_cg_read_key(int fd, const char *key, uint64_t *value)
 	return -ENOENT;
 }
 
+int rg_cg_read_key(int fd, const char *key, uint64_t *value)
+{
+	char buf[RG_CG_BUF];
+	int ret = rg_cg_pread(fd, buf, sizeof(buf));
+
+	return ret < 0 ? ret : find_key(buf, key, value);
+}
+
 int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
 		   uint64_t *sum)
 {
 	char buf[RG_CG_BUF];
-	const char *line;
 	uint64_t value;
-	int ret;
+	int ret = rg_cg_pread(fd, buf, sizeof(buf));
 
-	ret = rg_cg_pread(fd, buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
 	*sum = 0;
-	for (line = buf; line && *line; line = strchr(line, '\n')) {
-		if (*line == '\n')
-			line++;
-		for (size_t i = 0; i < nkeys; i++) {
-			size_t klen = strlen(keys[i]);
-
-			if (strncmp(line, keys[i], klen) || line[klen] != ' ')
-				continue;
-			if (parse_u64(line + klen + 1, &value) < 0)
-				return -EINVAL;
-			*sum += value;
-		}
+	for (size_t i = 0; i < nkeys; i++) {
+		ret = find_key(buf, keys[i], &value);
+		if (ret == -ENOENT)
+			continue;
+		if (ret < 0)
+			return ret;
+		*sum += value;
 	}
 	return 0;
 }

@@ -34,6 +34,7 @@ int main(int argc, char **argv)
 	struct sock_fprog prog;
 	struct rg_error err;
 	FILE *out;
+	int rc;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: gen-syscall-filter OUTPUT\n");
@@ -44,10 +45,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	out = fopen(argv[1], "w");
-	if (!out || write_header(out, &prog) < 0 || fclose(out) != 0) {
+	rc = out && write_header(out, &prog) == 0 ? 0 : 1;
+	if (out && fclose(out) != 0)
+		rc = 1;
+	if (rc)
 		perror(argv[1]);
-		return 1;
-	}
 	free(prog.filter);
-	return 0;
+	return rc;
 }

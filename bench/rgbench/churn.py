@@ -18,6 +18,7 @@ import threading
 import time
 
 from cgtrace import KMEM_CACHES, CgroupTracer, kmem_object, parse_event
+from cgtrace import proc_cgroup_counts as proc_cgroups
 
 from .plan import meta_problem, parse_meta
 from .sandbox import POOL_DIR
@@ -29,17 +30,6 @@ USED_CONTROLLERS = ('memory', 'cpuacct', 'cpu', 'freezer', 'cpuset')
 
 
 # ---- looking at the system ------------------------------------------------
-
-def proc_cgroups():
-    """num_cgroups per controller (live and dying cgroups)."""
-    counts = {}
-    with open('/proc/cgroups') as f:
-        for line in f:
-            if not line.startswith('#'):
-                name, _, num, _ = line.split()
-                counts[name] = int(num)
-    return counts
-
 
 def mountinfo_lines():
     with open('/proc/1/mountinfo') as f:

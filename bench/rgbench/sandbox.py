@@ -6,13 +6,13 @@ cleanup(), except the run users (left for later runs, as the tests do)."""
 
 import collections
 import fcntl
-import grp
 import os
-import pwd
 import re
 import shutil
 import subprocess
 import time
+
+from rgtest import ensure_account  # tests/integration, on sys.path
 
 from . import BenchError
 
@@ -41,16 +41,7 @@ def build_config(build):
 
 def ensure_user(user, group):
     """DOMjudge's accounts, made as scripts/sample-judging makes them."""
-    try:
-        grp.getgrnam(group)
-    except KeyError:
-        subprocess.run(['groupadd', group], check=True)
-    try:
-        pwd.getpwnam(user)
-    except KeyError:
-        subprocess.run(['useradd', '-d', '/nonexistent', '-g', group, '-M',
-                        '-s', '/bin/false', user], check=True)
-    return pwd.getpwnam(user).pw_uid
+    return ensure_account(user, group)[0]
 
 
 class Sandbox:

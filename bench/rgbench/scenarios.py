@@ -40,6 +40,15 @@ def ms(values_ns):
     return [v / NS_PER_MS for v in values_ns]
 
 
+def ratios(med):
+    """The contenders' medians against each other."""
+    return {
+        'pooled/floor': ratio(med['pooled'], med['floor']),
+        'pooled/per-run': ratio(med['pooled'], med['per-run']),
+        'per-run/floor': ratio(med['per-run'], med['floor']),
+    }
+
+
 def sample_table(columns, rows):
     return {'columns': columns, 'rows': rows}
 
@@ -70,11 +79,7 @@ def run_backtoback(sb, name, workers, seconds, rounds):
               r['cpu_ns']] for r in ok])
     med = {c: result['contenders'][c]['runs_per_s']['median']
            for c in CONTENDERS}
-    result['ratios'] = {
-        'pooled/floor': ratio(med['pooled'], med['floor']),
-        'pooled/per-run': ratio(med['pooled'], med['per-run']),
-        'per-run/floor': ratio(med['per-run'], med['floor']),
-    }
+    result['ratios'] = ratios(med)
     return result
 
 
@@ -132,11 +137,7 @@ def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
             [[r['round'], r['dur_ns'], r['cpu_ns']] for r in ok])
     med = {c: result['contenders'][c]['duration_ms']['median']
            for c in CONTENDERS}
-    result['ratios'] = {
-        'pooled/floor': ratio(med['pooled'], med['floor']),
-        'pooled/per-run': ratio(med['pooled'], med['per-run']),
-        'per-run/floor': ratio(med['per-run'], med['floor']),
-    }
+    result['ratios'] = ratios(med)
     return result
 
 

@@ -82,6 +82,23 @@ def _cache_aliases(cache):
         return [cache]
 
 
+def proc_cgroups_table():
+    """{controller: (hierarchy id, num_cgroups)} from /proc/cgroups;
+    num_cgroups counts live and dying cgroups."""
+    res = {}
+    with open('/proc/cgroups') as f:
+        for line in f:
+            if not line.startswith('#'):
+                name, h, num, _ = line.split()
+                res[name] = (int(h), int(num))
+    return res
+
+
+def proc_cgroup_counts():
+    """{controller: num_cgroups} (live and dying) from /proc/cgroups."""
+    return {name: num for name, (_, num) in proc_cgroups_table().items()}
+
+
 class CgroupTracer:
     """cgroup_mkdir/cgroup_rmdir (and optionally kmem_cache_alloc of
     KMEM_CACHES) tracepoints in a private tracefs instance.  When tracefs

@@ -187,18 +187,24 @@ def _test_user_exists():
         return False
 
 
+def ensure_account(user, group):
+    """Create group and user (DOMjudge style, as scripts/sample-judging
+    does) if they are missing; return (uid, gid). Also used by bench/."""
+    try:
+        grp.getgrnam(group)
+    except KeyError:
+        subprocess.run(['groupadd', group], check=True)
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(['useradd', '-d', '/nonexistent', '-g', group,
+                        '-M', '-s', '/bin/false', user], check=True)
+    return pwd.getpwnam(user).pw_uid, grp.getgrnam(group).gr_gid
+
+
 def ensure_run_user():
-    """Create RUN_GROUP and RUN_USER (DOMjudge style) if they are missing."""
-    try:
-        grp.getgrnam(RUN_GROUP)
-    except KeyError:
-        subprocess.run(['groupadd', RUN_GROUP], check=True)
-    try:
-        pwd.getpwnam(RUN_USER)
-    except KeyError:
-        subprocess.run(['useradd', '-d', '/nonexistent', '-g', RUN_GROUP,
-                        '-M', '-s', '/bin/false', RUN_USER], check=True)
-    return pwd.getpwnam(RUN_USER).pw_uid, grp.getgrnam(RUN_GROUP).gr_gid
+    """Create RUN_GROUP and RUN_USER if they are missing."""
+    return ensure_account(RUN_USER, RUN_GROUP)
 
 
 # ---------------------------------------------------------------------------

@@ -19,7 +19,8 @@ import subprocess
 import tempfile
 import time
 
-from cgtrace import CgroupTracer
+from cgtrace import CgroupTracer, proc_cgroups_table
+from cgtrace import proc_cgroup_counts as proc_cgroups
 from rgtest import (CALLER_ENV, CGROOT, MIB, META_VALUE_RE, PROGRAMS,
                     RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD, V1_CONTROLLERS,
                     Result, cgroup_children, cgroup_mode, expected_meta_keys,
@@ -127,18 +128,6 @@ def umount_under(d):
                                capture_output=True)
 
 
-def proc_cgroups():
-    """{controller: num_cgroups} from /proc/cgroups."""
-    res = {}
-    with open('/proc/cgroups') as f:
-        for line in f:
-            if line.startswith('#'):
-                continue
-            name, _, num, _ = line.split()
-            res[name] = int(num)
-    return res
-
-
 def fnv1a(text):
     h = 2166136261
     for c in text.encode():
@@ -148,13 +137,7 @@ def fnv1a(text):
 
 def proc_cgroup_hierarchies():
     """{controller: hierarchy id} from /proc/cgroups."""
-    res = {}
-    with open('/proc/cgroups') as f:
-        for line in f:
-            if not line.startswith('#'):
-                name, h, _, _ = line.split()
-                res[name] = int(h)
-    return res
+    return {name: h for name, (h, _) in proc_cgroups_table().items()}
 
 
 def pool_cgroup_dirs(cgpath):
