@@ -9,12 +9,10 @@
  * Usage (as root): minijudge USER PROGRAM INPUT EXPECTED
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <runguard/runguard.h>
 
@@ -74,6 +72,7 @@ static int configure(struct rg_config *cfg, char **argv, struct rg_error *err)
 	    rg_config_set_cpu_limit(cfg, 1.0, 1.5, err) < 0 ||
 	    rg_config_set_memory_limit(cfg, 256u << 20, err) < 0 ||
 	    rg_config_set_process_limit(cfg, 64, err) < 0 ||
+	    rg_config_set_input_file(cfg, argv[3], err) < 0 ||
 	    rg_config_set_output_file(cfg, RG_STDOUT, "minijudge.out", err) < 0)
 		return -1;
 	rg_config_set_stream_limit(cfg, 64u << 20);
@@ -86,7 +85,7 @@ int main(int argc, char **argv)
 	struct rg_result res;
 	struct rg_config *cfg;
 	char msg[1200];
-	int in, rc;
+	int rc;
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s USER PROGRAM INPUT EXPECTED\n",
@@ -94,11 +93,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cfg = rg_config_new(&err);
-	in = open(argv[3], O_RDONLY);
-	if (!cfg || in < 0 || dup2(in, STDIN_FILENO) < 0 ||
-	    configure(cfg, argv, &err) < 0) {
+	if (!cfg || configure(cfg, argv, &err) < 0) {
 		fprintf(stderr, "minijudge: %s\n",
 			rg_error_format(&err, msg, sizeof(msg)));
+		rg_config_free(cfg);
 		return 2;
 	}
 	rc = rg_run(cfg, &res, &err);

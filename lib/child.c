@@ -259,10 +259,13 @@ static void drop_privileges(const struct rg_child_plan *plan, int report_fd)
 }
 
 /* Only stdin, stdout and stderr survive execve. */
-static void wire_stdio(const int output_fd[2], int report_fd)
+static void wire_stdio(int stdin_fd, const int output_fd[2], int report_fd)
 {
 	struct rlimit rl;
 
+	/* first: the pipe ends are above 2, stdin_fd may be 1 or 2 */
+	if (stdin_fd != STDIN_FILENO && dup2(stdin_fd, STDIN_FILENO) < 0)
+		fail(report_fd, errno, "cannot redirect stdin", NULL, NULL);
 	if (dup2(output_fd[0], STDOUT_FILENO) < 0 ||
 	    dup2(output_fd[1], STDERR_FILENO) < 0)
 		fail(report_fd, errno, "cannot redirect stdout/stderr", NULL,
@@ -344,7 +347,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 	reset_oom_score();
 	enter_root(plan, report_fd);
 	drop_privileges(plan, report_fd);
-	wire_stdio(fds->output_fd, report_fd);
+	wire_stdio(plan->stdin_fd, fds->output_fd, report_fd);
 	if (sigprocmask(SIG_SETMASK, &plan->child_sigmask, NULL) < 0)
 		fail(report_fd, errno, "cannot restore the signal mask", NULL,
 		     NULL);

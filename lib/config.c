@@ -43,6 +43,7 @@ struct rg_config *rg_config_new(struct rg_error *err)
 	cfg->stream_limit = RG_UNLIMITED;
 	cfg->output[RG_STDOUT].fd = STDOUT_FILENO;
 	cfg->output[RG_STDERR].fd = STDERR_FILENO;
+	cfg->input.fd = STDIN_FILENO;
 	cfg->syscall_filter = true;
 	cfg->kill_grace = 0.1;
 	cfg->handle_signals = true;
@@ -77,6 +78,7 @@ void rg_config_free(struct rg_config *cfg)
 	free(cfg->cpuset);
 	free(cfg->output[RG_STDOUT].path);
 	free(cfg->output[RG_STDERR].path);
+	free(cfg->input.path);
 	for (size_t i = 0; i < cfg->env_changes_len; i++)
 		free(cfg->env_changes[i]);
 	free(cfg->env_changes);
@@ -246,6 +248,22 @@ int rg_config_set_output_fd(struct rg_config *cfg, enum rg_stream_id stream,
 	free(cfg->output[stream].path);
 	cfg->output[stream].path = NULL;
 	cfg->output[stream].fd = fd;
+	return 0;
+}
+
+int rg_config_set_input_file(struct rg_config *cfg, const char *path,
+			     struct rg_error *err)
+{
+	return replace_string(&cfg->input.path, path, err);
+}
+
+int rg_config_set_input_fd(struct rg_config *cfg, int fd, struct rg_error *err)
+{
+	if (fd < 0)
+		return rg_fail(err, EBADF, "invalid input fd");
+	free(cfg->input.path);
+	cfg->input.path = NULL;
+	cfg->input.fd = fd;
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct rg_config {
 	bool core_dumps;
 
 	struct rg_output output[2];
+	struct rg_output input; /* the command's stdin, opened read-only */
 	uint64_t stream_limit;
 
 	bool keep_environment;

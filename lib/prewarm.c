@@ -164,7 +164,11 @@ void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)
 	if (cfg->root)
 		prewarm_root(cfg->root, pool_dir_fd);
 	prewarm_command(cfg);
-	/* test input redirected from a file */
-	if (fstat(STDIN_FILENO, &st) == 0 && S_ISREG(st.st_mode))
-		warm_fd(STDIN_FILENO, st.st_size, &stats);
+	/* the test input, given as a file or redirected from one */
+	if (cfg->input.path) {
+		if (stat(cfg->input.path, &st) == 0)
+			warm_path(cfg->input.path, &st, &stats);
+	} else if (fstat(cfg->input.fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		warm_fd(cfg->input.fd, st.st_size, &stats);
+	}
 }

@@ -41,6 +41,7 @@ struct run {
 	bool sup_ready;
 	struct rg_stream streams[2];
 	int output_fd[2]; /* files we opened, or -1 */
+	int input_fd;     /* the input file we opened, or -1 */
 	bool signals_blocked;
 	sigset_t saved_mask;
 };
@@ -154,6 +155,20 @@ static int block_signals(struct run *r, int *signal_fd, struct rg_error *err)
 	return 0;
 }
 
+static int open_input(struct run *r, struct rg_error *err)
+{
+	const struct rg_output *in = &r->cfg->input;
+
+	r->plan.stdin_fd = in->fd;
+	if (!in->path)
+		return 0;
+	r->input_fd = open(in->path, O_RDONLY | O_CLOEXEC);
+	if (r->input_fd < 0)
+		return rg_fail(err, errno, "cannot open `%s'", in->path);
+	r->plan.stdin_fd = r->input_fd;
+	return 0;
+}
+
 static int open_outputs(struct run *r, int dest[2], struct rg_error *err)
 {
 	for (int i = 0; i < 2; i++) {
@@ -177,7 +192,7 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 	static const char *const names[2] = { "stdout", "stderr" };
 	int dest[2];
 
-	if (open_outputs(r, dest, err) < 0)
+	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
 		return -1;
 	if (r->cfg->pool_size > 0) {
 		if (rg_slot_acquire_pooled(r->cfg, r->sup.signal_fd, &r->slot,
@@ -407,6 +422,8 @@ static int finish(struct run *r, struct rg_error *err)
 		if (r->output_fd[i] >= 0)
 			close(r->output_fd[i]);
 	}
+	if (r->input_fd >= 0)
+		close(r->input_fd);
 	if (r->spawned)
 		rg_child_close(&r->child);
 	if (r->sup_ready)
@@ -446,6 +463,7 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	r->cfg = cfg;
 	r->result = result;
 	r->output_fd[0] = r->output_fd[1] = -1;
+	r->input_fd = -1;
 	r->streams[0].pipe_fd = r->streams[1].pipe_fd = -1;
 	memset(result, 0, sizeof(*result));
 	result->cpu_time = -1.0;

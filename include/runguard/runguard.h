@@ -121,6 +121,17 @@ RG_EXPORT int rg_config_set_output_file(struct rg_config *cfg,
 RG_EXPORT int rg_config_set_output_fd(struct rg_config *cfg,
 				      enum rg_stream_id stream, int fd,
 				      struct rg_error *err);
+/*
+ * Where the command's stdin comes from. Default: the caller's fd 0, which a
+ * multi-threaded judge cannot redirect per run. A file is opened read-only
+ * by rg_run(), relative to the caller's working directory, before the run
+ * (outside the timed window); a missing file fails the call with an error.
+ * A fd stays the caller's: rg_run() neither closes nor moves it.
+ */
+RG_EXPORT int rg_config_set_input_file(struct rg_config *cfg,
+				       const char *path, struct rg_error *err);
+RG_EXPORT int rg_config_set_input_fd(struct rg_config *cfg, int fd,
+				     struct rg_error *err);
 /* Forward at most this many bytes per stream; the rest is read and dropped. */
 RG_EXPORT void rg_config_set_stream_limit(struct rg_config *cfg,
 					  uint64_t bytes);

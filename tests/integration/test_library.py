@@ -12,15 +12,20 @@ MINIJUDGE = os.environ.get('RG_MINIJUDGE', '')
 
 class LibraryTest(RGTestCase):
 
+    def minijudge(self, program, input_file, answer):
+        with open(self.path('expected'), 'w') as f:
+            f.write(answer)
+        # minijudge's own stdin holds other numbers: the program must read
+        # the input file given through rg_config_set_input_file()
+        return subprocess.run(
+            [MINIJUDGE, RUN_USER, program, input_file, 'expected'],
+            cwd=self.tdir, env=dict(CALLER_ENV), input='1 1\n',
+            capture_output=True, text=True, timeout=60)
+
     def judge(self, program, answer):
         with open(self.path('in'), 'w') as f:
             f.write('20 22\n')
-        with open(self.path('expected'), 'w') as f:
-            f.write(answer)
-        proc = subprocess.run(
-            [MINIJUDGE, RUN_USER, program, 'in', 'expected'],
-            cwd=self.tdir, env=dict(CALLER_ENV), capture_output=True,
-            text=True, timeout=60)
+        proc = self.minijudge(program, 'in', answer)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return proc.stdout.split()[0], proc.stdout
 
@@ -40,6 +45,14 @@ class LibraryTest(RGTestCase):
         solve = self.script('solve', 'read a b; echo $((a + b))\n')
         self.assertEqual(self.judge(solve, '42\n')[0], 'CORRECT')
         self.assertEqual(self.judge(solve, '43\n')[0], 'WRONG-ANSWER')
+
+    def test_missing_input_file(self):
+        solve = self.script('solve', 'read a b; echo $((a + b))\n')
+        proc = self.minijudge(solve, 'no-such-input', '42\n')
+        self.assertEqual(proc.returncode, 2, proc.stdout)
+        self.assertIn("cannot open `no-such-input'", proc.stderr)
+        self.assertFalse(os.path.exists(self.path('minijudge.out')),
+                         'the run started without its input')
 
     def test_time_limit_and_run_error(self):
         spin = self.script('spin', 'while :; do :; done\n')
