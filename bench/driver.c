@@ -26,6 +26,11 @@
  * results are kept in memory and printed at the end as JSON lines, one per
  * call, so that no output competes with the calls.
  *
+ * A command of the contender "library" is not spawned: its ARGV, a pooled
+ * runguard command line, is run in-process through librunguard
+ * (driver_library.c), timed from just before rg_run() to the meta file
+ * being closed.
+ *
  * Usage: driver < PLAN > RESULTS
  */
 #include <errno.h>
@@ -41,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "driver_library.h"
+
 extern char **environ;
 
 #define MAX_WORKERS 64
@@ -53,6 +60,7 @@ struct command {
 	const char *in, *out, *err, *meta;
 	bool self;
 	char **argv;
+	struct lib_command *lib;	/* the library contender, else NULL */
 };
 
 enum step_kind { STEP_BLOCK, STEP_ONCE, STEP_PAUSE };
@@ -166,6 +174,15 @@ static long long parse_num(const char *s)
 	return v;
 }
 
+static void add_library_command(struct command *c)
+{
+	char why[1024];
+
+	c->lib = lib_command_new(c->argv, why, sizeof(why));
+	if (!c->lib)
+		die("library command: %s", why);
+}
+
 static void add_command(char **f, int n)
 {
 	struct command *c;
@@ -185,6 +202,9 @@ static void add_command(char **f, int n)
 	for (i = 7; i < n; i++)
 		c->argv[i - 7] = f[i];
 	c->argv[n - 7] = NULL;
+	c->lib = NULL;
+	if (strcmp(c->contender, "library") == 0)
+		add_library_command(c);
 }
 
 static void add_step(enum step_kind kind, char **f, int n)
@@ -333,6 +353,18 @@ static int spawn_and_wait(const struct command *c, int fds[3],
 	return 0;
 }
 
+static void call_library(const struct command *c, int fds[3],
+			 struct record *r)
+{
+	struct lib_call call;
+
+	r->start = now();
+	lib_command_call(c->lib, fds[0], fds[1], fds[2], &call);
+	r->dur = now() - r->start;
+	r->status = call.status;
+	r->cpu = call.cpu_ns;
+}
+
 static void parse_self(const struct command *c, struct record *r)
 {
 	char *text = read_file(c->out, MAX_STDOUT);
@@ -381,6 +413,8 @@ static void run_call(struct worker *w, int step, int cmd)
 	if (empty_meta(c) < 0 || open_redirects(c, fds) < 0) {
 		r->spawn_errno = errno;
 		r->start = now();
+	} else if (c->lib) {
+		call_library(c, fds, r);
 	} else {
 		r->spawn_errno = spawn_and_wait(c, fds, r);
 	}
@@ -497,8 +531,10 @@ static void free_all(struct worker *workers)
 		free(workers[i].recs);
 	}
 	free(workers);
-	for (i = 0; i < ncommands; i++)
+	for (i = 0; i < ncommands; i++) {
+		lib_command_free(commands[i].lib);
 		free(commands[i].argv);
+	}
 	free(commands);
 	free(steps);
 	free(plan_text);

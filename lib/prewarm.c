@@ -31,7 +31,8 @@ static const char *const root_dirs[] = {
 /* the walk again after this long: the cache may have been evicted */
 #define ROOT_PREWARM_INTERVAL_S 600
 
-static struct rg_prewarm_stats *walk_stats;
+/* nftw has no user pointer; per thread, for threaded library callers */
+static _Thread_local struct rg_prewarm_stats *walk_stats;
 
 /* Start reading the whole file; the pages are charged to us. */
 static void warm_fd(int fd, off_t size, struct rg_prewarm_stats *stats)
@@ -83,7 +84,6 @@ static int prewarm_tree(const char *path, struct rg_prewarm_stats *stats,
 			return rg_fail(err, errno, "cannot prewarm `%s'", path);
 		return 0;
 	}
-	/* not reentrant: nftw has no user pointer */
 	walk_stats = stats;
 	if (nftw(path, walk_one, 16, FTW_PHYS | FTW_MOUNT) < 0)
 		return rg_fail(err, errno, "cannot prewarm `%s'", path);

@@ -5,7 +5,8 @@ import os
 
 from . import CONTENDERS
 
-COLORS = {'floor': '#7f7f7f', 'per-run': '#d62728', 'pooled': '#1f77b4'}
+COLORS = {'floor': '#7f7f7f', 'per-run': '#d62728', 'pooled': '#1f77b4',
+          'library': '#2ca02c'}
 
 
 def pyplot():
@@ -62,7 +63,8 @@ def plot_backtoback(plt, scenarios, path):
             med.append(r['median'] or 0)
             lo.append((r['median'] or 0) - (r['min'] or 0))
             hi.append((r['max'] or 0) - (r['median'] or 0))
-        xs = [i + (k - 1) * width for i in range(len(names))]
+        xs = [i + (k - (len(CONTENDERS) - 1) / 2) * width
+              for i in range(len(names))]
         bars = ax.bar(xs, med, width, yerr=[lo, hi], capsize=3, label=c,
                       color=COLORS[c])
         ax.bar_label(bars, fmt='%.0f', fontsize=8, padding=2)

@@ -80,6 +80,8 @@ def header(results):
         'wait4); per-run = runguard --pool-size 0;',
         '            pooled = runguard --pool-size %d --pool-dir %s; '
         'DOMjudge test-case run options' % (p['pool_size'], p['pool_dir']),
+        '            library = the pooled command line run in-process '
+        '(rg_run() in the driver\'s threads)',
         '',
     ]
 
@@ -91,9 +93,9 @@ def failed_col(s):
 def ratios_line(result, what):
     r = result['ratios']
     return ('ratios (%s): pooled/floor %s  pooled/per-run %s  '
-            'per-run/floor %s' % (what, fmt(r['pooled/floor']),
-                                  fmt(r['pooled/per-run']),
-                                  fmt(r['per-run/floor'])))
+            'per-run/floor %s  library/floor %s'
+            % (what, fmt(r['pooled/floor']), fmt(r['pooled/per-run']),
+               fmt(r['per-run/floor']), fmt(r.get('library/floor'))))
 
 
 def text_backtoback(name, result):

@@ -46,6 +46,7 @@ def ratios(med):
         'pooled/floor': ratio(med['pooled'], med['floor']),
         'pooled/per-run': ratio(med['pooled'], med['per-run']),
         'per-run/floor': ratio(med['per-run'], med['floor']),
+        'library/floor': ratio(med['library'], med['floor']),
     }
 
 
