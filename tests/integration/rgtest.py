@@ -455,6 +455,34 @@ class RGTestCase(unittest.TestCase):
     def path(self, *parts):
         return os.path.join(self.tdir, *parts)
 
+    def job_dir(self, name):
+        """A judging directory in the chroot, removed after the test."""
+        job = os.path.join(self.chroot, name)
+        os.mkdir(job, 0o755)
+        self.addCleanup(shutil.rmtree, job, True)
+        return job
+
+    def make_testcase_dir(self, job_name, program, input_data):
+        """The directory of a test-case run as DOMjudge's judgedaemon lays
+        it out (spec 4.4 A): JOB/testcase00001/1 with execdir/program (a
+        copy of the test program `program`), write_tmp, testdata.in and
+        the output files it pre-creates. Returns that directory."""
+        job = self.job_dir(job_name)
+        passdir = os.path.join(job, 'testcase00001', '1')
+        os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
+        os.chmod(os.path.join(job, 'testcase00001'), 0o755)
+        prog = os.path.join(passdir, 'execdir', 'program')
+        shutil.copy(os.path.join(PROGRAMS, program), prog)
+        os.chmod(prog, 0o755)
+        os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
+        os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
+        with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
+            f.write(input_data)
+        for name in ('program.out', 'program.err', 'program.meta',
+                     'runguard.err'):
+            open(os.path.join(passdir, name), 'wb').close()
+        return passdir
+
     def user_opts(self):
         return ['-u', RUN_USER, '-g', RUN_GROUP]
 

@@ -100,12 +100,6 @@ class ChrootTest(RGTestCase):
 class DomjudgeInvocationTest(RGTestCase):
     """spec §4.4 A (test case run), B (compare), C (compile), D (build)."""
 
-    def job_dir(self, name):
-        job = os.path.join(self.chroot, name)
-        os.mkdir(job, 0o755)
-        self.addCleanup(shutil.rmtree, job, True)
-        return job
-
     def run_shell(self, argv, cwd, stdin=None, stdout=None, stderr=None,
                   meta_path=None, timeout=60):
         """Run argv with the given redirections (paths; None = /dev/null)."""
@@ -113,22 +107,7 @@ class DomjudgeInvocationTest(RGTestCase):
                               stderr, meta_path, timeout)
 
     def make_testcase(self, input_data):
-        job = self.job_dir('job-A')
-        passdir = os.path.join(job, 'testcase00001', '1')
-        os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
-        os.chmod(os.path.join(job, 'testcase00001'), 0o755)
-        prog = os.path.join(passdir, 'execdir', 'program')
-        shutil.copy(os.path.join(PROGRAMS, 'static-hello'), prog)
-        os.chmod(prog, 0o755)
-        os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
-        os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
-        with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
-            f.write(input_data)
-        # The judgedaemon pre-creates the output files.
-        for name in ('program.out', 'program.err', 'program.meta',
-                     'runguard.err'):
-            open(os.path.join(passdir, name), 'wb').close()
-        return passdir
+        return self.make_testcase_dir('job-A', 'static-hello', input_data)
 
     def run_testcase(self, passdir, output_limit_kb, extra_front=()):
         prefix = '/testcase00001/1'

@@ -1164,28 +1164,9 @@ class PoolDomjudgeConfigTest(PoolTestCase):
         return run_redirected(argv, cwd, env, stdin, stdout, stderr,
                               meta_path, timeout)
 
-    def job_dir(self, name):
-        job = os.path.join(self.chroot, name)
-        os.mkdir(job, 0o755)
-        self.addCleanup(shutil.rmtree, job, True)
-        return job
-
     def job_testcase(self, tag, program, args, input_data, limits, style):
         """spec §4.4 A: the run of a submission on a test case."""
-        job = self.job_dir('job-%s' % tag)
-        passdir = os.path.join(job, 'testcase00001', '1')
-        os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
-        os.chmod(os.path.join(job, 'testcase00001'), 0o755)
-        prog = os.path.join(passdir, 'execdir', 'program')
-        shutil.copy(os.path.join(PROGRAMS, program), prog)
-        os.chmod(prog, 0o755)
-        os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
-        os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
-        with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
-            f.write(input_data)
-        for name in ('program.out', 'program.err', 'program.meta',
-                     'runguard.err'):
-            open(os.path.join(passdir, name), 'wb').close()
+        passdir = self.make_testcase_dir('job-%s' % tag, program, input_data)
         prefix = '/testcase00001/1'
         walltime, cputime, memsize, outlimit = limits
         if style == 'long':
