@@ -483,6 +483,30 @@ class RGTestCase(unittest.TestCase):
             open(os.path.join(passdir, name), 'wb').close()
         return passdir
 
+    def make_compile_job(self, job_name):
+        """A compile as the judgedaemon runs it (spec 4.4 C): JOB/compile
+        (a+rwx, holding main.c) and JOB/compile-script/run (static-hello,
+        which reports what it sees). Returns (JOB, the runguard argv,
+        without the shell's output redirection)."""
+        work = self.job_dir(job_name)
+        compile_dir = os.path.join(work, 'compile')
+        script_dir = os.path.join(work, 'compile-script')
+        os.mkdir(compile_dir)
+        os.chmod(compile_dir, 0o777)          # a+rwx during the compile
+        os.mkdir(script_dir, 0o755)
+        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
+                    os.path.join(script_dir, 'run'))
+        os.chmod(os.path.join(script_dir, 'run'), 0o755)
+        with open(os.path.join(compile_dir, 'main.c'), 'wb') as f:
+            f.write(b'int main(void) { return 0; }\n')
+        argv = [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP,
+                '-r', compile_dir + '/..', '-d', '/compile',
+                '-m', '2097152', '-t', '30', '--no-core',
+                '-f', '65536', '-s', '65536',
+                '-M', work + '/compile.meta', '-V', 'ENTRY_POINT=main', '--',
+                '/compile-script/run', 'program', '524288', 'main.c']
+        return work, argv
+
     def user_opts(self):
         return ['-u', RUN_USER, '-g', RUN_GROUP]
 

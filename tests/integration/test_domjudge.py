@@ -207,24 +207,8 @@ class DomjudgeInvocationTest(RGTestCase):
                          b'wrong answer\n')
 
     def test_c_compile(self):
-        work = self.job_dir('job-C')
+        work, argv = self.make_compile_job('job-C')
         compile_dir = os.path.join(work, 'compile')
-        script_dir = os.path.join(work, 'compile-script')
-        os.mkdir(compile_dir)
-        os.chmod(compile_dir, 0o777)          # a+rwx during the compile
-        os.mkdir(script_dir, 0o755)
-        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
-                    os.path.join(script_dir, 'run'))
-        os.chmod(os.path.join(script_dir, 'run'), 0o755)
-        source = b'int main(void) { return 0; }\n'
-        with open(os.path.join(compile_dir, 'main.c'), 'wb') as f:
-            f.write(source)
-        argv = [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP,
-                '-r', compile_dir + '/..', '-d', '/compile',
-                '-m', '2097152', '-t', '30', '--no-core',
-                '-f', '65536', '-s', '65536',
-                '-M', work + '/compile.meta', '-V', 'ENTRY_POINT=main', '--',
-                '/compile-script/run', 'program', '524288', 'main.c']
         res = self.run_shell(['/bin/sh', '-c', '"$@" > "%s/compile.tmp" 2>&1'
                               % work, 'compile'] + argv,
                              cwd=compile_dir,
@@ -239,7 +223,8 @@ class DomjudgeInvocationTest(RGTestCase):
         self.assertIn('cwd: /compile\n', out)
         self.assertIn('compiler warning: none\n', out)
         program = os.path.join(compile_dir, 'program')
-        self.assertEqual(self.read(program), source)
+        self.assertEqual(self.read(program),
+                         self.read(compile_dir, 'main.c'))
         self.assertEqual(os.stat(program).st_uid, self.uid)
 
     def test_d_build_executable(self):

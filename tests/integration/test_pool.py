@@ -1202,23 +1202,8 @@ class PoolDomjudgeConfigTest(PoolTestCase):
 
     def compile(self, tag):
         """spec §4.4 C: a compile writing files into the compile dir."""
-        work = self.job_dir('job-%s' % tag)
+        work, argv = self.make_compile_job('job-%s' % tag)
         compile_dir = os.path.join(work, 'compile')
-        script_dir = os.path.join(work, 'compile-script')
-        os.mkdir(compile_dir)
-        os.chmod(compile_dir, 0o777)
-        os.mkdir(script_dir, 0o755)
-        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
-                    os.path.join(script_dir, 'run'))
-        os.chmod(os.path.join(script_dir, 'run'), 0o755)
-        with open(os.path.join(compile_dir, 'main.c'), 'wb') as f:
-            f.write(b'int main(void) { return 0; }\n')
-        argv = [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP,
-                '-r', compile_dir + '/..', '-d', '/compile',
-                '-m', '2097152', '-t', '30', '--no-core',
-                '-f', '65536', '-s', '65536',
-                '-M', work + '/compile.meta', '-V', 'ENTRY_POINT=main', '--',
-                '/compile-script/run', 'program', '524288', 'main.c']
         res = self.run_shell(['/bin/sh', '-c', '"$@" > "%s/compile.tmp" 2>&1'
                               % work, 'compile'] + argv, cwd=compile_dir,
                              pooled=tag.endswith('-pool'),
