@@ -184,6 +184,13 @@ bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg)
 	return cg->ops->peak_resettable(cg);
 }
 
+bool rg_cgroup_peak_clean(const struct rg_cgroup *cg)
+{
+	if (cg->ops->peak_clean)
+		return cg->ops->peak_clean(cg);
+	return cg->ops->peak_resettable(cg);
+}
+
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err)
 {
 	return cg->ops->reset(cg, err);
@@ -403,6 +410,24 @@ bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage)
 	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
 			      sizeof(lru_keys) / sizeof(*lru_keys), &lru) < 0 ||
 	       lru > 0;
+}
+
+/*
+ * What a reclaim leaves: files on a tmpfs (and, with swap, what of them
+ * went there; the processes that had anonymous memory are dead). Any of
+ * it, however small, is charged to every later run.
+ */
+static const char *const unreclaimable_keys[] = { "shmem", "swap" };
+
+bool rg_cg_holds_unreclaimable(int memory_stat_fd)
+{
+	uint64_t left;
+
+	/* unreadable: the cgroup is made again, as when it is known */
+	return rg_cg_sum_keys(memory_stat_fd, unreclaimable_keys,
+			      sizeof(unreclaimable_keys) /
+			      sizeof(*unreclaimable_keys), &left) < 0 ||
+	       left > 0;
 }
 
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base)
@@ -680,5 +705,5 @@ bool rg_cg_list_has(const char *list, const char *word)
 
 bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg)
 {
-	return cg && cg->kill_written;
+	return cg && (cg->kill_written || cg->unreclaimable);
 }

@@ -122,23 +122,33 @@ int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err);
 /*
  * Whether rg_cgroup_start() makes the memory peak this run's even in a
  * cgroup that earlier runs used. False only on v2 kernels whose memory.peak
- * cannot be reset (5.19 to 6.11): there a reused cgroup's peak is reported
- * invalid ("memory.peak(stale)"), and a pool should give each run a new
- * cgroup. No system call.
+ * cannot be reset (5.19 to 6.11): there a used cgroup's peak is reported
+ * invalid ("memory.peak(stale)"). No system call.
  */
 bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg);
+
+/*
+ * Whether the next rg_cgroup_start() will get a memory peak of its run
+ * alone: where the peak is reset or sampled, and on 5.19-6.11 in a cgroup
+ * nothing was ever charged to (this handle made it, or its memory.peak
+ * read 0 when it was opened, whoever made it). A pool gives a run a new
+ * cgroup when this is false. No system call.
+ */
+bool rg_cgroup_peak_clean(const struct rg_cgroup *cg);
 
 /*
  * Bring an empty cgroup (after rg_cgroup_kill_all()) back to what a new one
  * reports: reclaim the memory still charged to it (page cache, slab of the
  * previous run), and on v1 zero the failure counters, watermarks and CPU
  * usage. Memory the kernel cannot reclaim (tmpfs files, for one) stays:
- * check rg_cgroup_memory_usage() to decide whether to recycle the cgroup.
+ * rg_cgroup_needs_recycle() then says so (read from memory.stat only
+ * after a reset that reclaimed: pages left on a tmpfs are on the LRU).
  */
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err);
 
 /*
- * Whether the cgroup must not be reused for another run: on v2, killing
+ * Whether the cgroup must not be reused for another run: the last reset
+ * left tmpfs pages charged to it (any amount), or, on v2, killing
  * leftovers with cgroup.kill leaves a cgroup into which some kernels
  * (Debian's 6.12.107) kill every child created with CLONE_INTO_CGROUP.
  */

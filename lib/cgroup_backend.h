@@ -43,6 +43,8 @@ struct rg_cgroup_ops {
 	unsigned int (*sample_interval_ms)(const struct rg_cgroup *cg);
 	void (*sample)(struct rg_cgroup *cg);
 	bool (*peak_resettable)(const struct rg_cgroup *cg);
+	/* optional: as peak_resettable, or nothing charged yet (cgroup.h) */
+	bool (*peak_clean)(const struct rg_cgroup *cg);
 	int (*reset)(struct rg_cgroup *cg, struct rg_error *err);
 	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,
 			    struct rg_error *err);
@@ -65,6 +67,11 @@ struct rg_cgroup {
 	 * the kernel lab): a reused cgroup must be made again.
 	 */
 	bool kill_written;
+	/*
+	 * The last reset left memory no reclaim frees (tmpfs pages, also
+	 * swapped out): it would count in every later run's peak and limit.
+	 */
+	bool unreclaimable;
 	/*
 	 * rg_cgroup_kill_all() found it empty and no child was spawned into
 	 * it since (only this process attaches tasks to it).
@@ -129,6 +136,8 @@ int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
  * only per-CPU charge caches and RCU-freed kernel objects are left.
  */
 bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage);
+/* After a reclaim: does memory.stat still show tmpfs pages (or swap)? */
+bool rg_cg_holds_unreclaimable(int memory_stat_fd);
 /* key's growth since base (UINT64_MAX: no base), or -1 when unknown */
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
 /* Whole small file, trailing newline stripped. */

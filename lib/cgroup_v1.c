@@ -707,9 +707,14 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	 * neither count in the next run's peak nor crowd its limit. The
 	 * kernel gives up quietly on what it cannot reclaim.
 	 */
-	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage) &&
-	    v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
-		return rg_fail_context(err, "cgroup v1 %s", base->label);
+	base->unreclaimable = false;
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage)) {
+		if (v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
+			return rg_fail_context(err, "cgroup v1 %s",
+					       base->label);
+		base->unreclaimable =
+			rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]);
+	}
 	/* After the reclaim: the watermarks drop to what is left. */
 	for (i = 0; i < sizeof(v1_zeroed) / sizeof(v1_zeroed[0]); i++)
 		if (cg->fd[v1_zeroed[i]] >= 0 &&

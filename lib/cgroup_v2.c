@@ -77,8 +77,8 @@ struct rg_cgroup_v2 {
 
 	bool peak_writable; /* memory.peak takes "reset" (6.12+) */
 	bool peak_reset;    /* ... and the last start() reset it */
+	bool peak_unused;   /* nothing was ever charged: memory.peak is 0 */
 	bool peak_stale;    /* memory.peak may be an earlier run's */
-	unsigned int nr_starts;
 	uint64_t cpu_base;
 	uint64_t oom_base;
 	uint64_t max_events_base; /* memory.events "max": limit reached */
@@ -156,6 +156,28 @@ static int v2_enable(int up_fd, int dir_fd, void *data, struct rg_error *err)
 }
 
 /*
+ * Without a reset (5.19-6.11) memory.peak is a run's own only in a cgroup
+ * nothing was charged to before: one we just made, or one whose peak is
+ * still 0 (made by the pool's creator or a racing opener, never run in).
+ * Every run charges its pages, so a used cgroup's peak is never 0.
+ */
+static int v2_check_unused(struct rg_cgroup_v2 *cg, struct rg_error *err)
+{
+	uint64_t peak;
+	int ret;
+
+	if (cg->base.fresh) {
+		cg->peak_unused = true;
+		return 0;
+	}
+	ret = rg_cg_read_u64(cg->fd[F_PEAK], &peak);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.peak");
+	cg->peak_unused = peak == 0;
+	return 0;
+}
+
+/*
  * memory.peak takes the per-fd "reset" write from 6.12 on, and its mode
  * says so (0644, 0444 before). The open does not: root's O_RDWR open of a
  * read-only cgroup file succeeds, and only the write fails.
@@ -177,7 +199,7 @@ static int v2_open_peak(struct rg_cgroup_v2 *cg, struct rg_error *err)
 	if (fstat(*fd, &st) < 0)
 		return rg_fail(err, errno, "stat memory.peak");
 	cg->peak_writable = st.st_mode & S_IWUSR;
-	return 0;
+	return cg->peak_writable ? 0 : v2_check_unused(cg, err);
 }
 
 static int v2_open_files(struct rg_cgroup_v2 *cg, struct rg_error *err)
@@ -403,16 +425,12 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v2 *cg = to_v2(base);
 
-	cg->nr_starts++;
 	/* Resets the peak seen through this fd only (6.12+). */
 	cg->peak_reset = cg->peak_writable &&
 			 rg_cg_write(cg->fd[F_PEAK], "reset") == 0;
-	/*
-	 * Without a reset memory.peak is this run's only in a cgroup no run
-	 * used before: one this process made and starts for the first time.
-	 */
-	cg->peak_stale = !cg->peak_reset &&
-			 (!cg->base.fresh || cg->nr_starts > 1);
+	/* Without a reset: this run's if nothing was charged before it. */
+	cg->peak_stale = !cg->peak_reset && !cg->peak_unused;
+	cg->peak_unused = false;
 	if (cg->fd[F_CPU_STAT] >= 0 &&
 	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
 		return -1;
@@ -516,6 +534,13 @@ static bool v2_peak_resettable(const struct rg_cgroup *base)
 	return cg->fd[F_PEAK] < 0 || cg->peak_writable;
 }
 
+static bool v2_peak_clean(const struct rg_cgroup *base)
+{
+	const struct rg_cgroup_v2 *cg = to_v2(base);
+
+	return v2_peak_resettable(base) || cg->peak_unused;
+}
+
 static int v2_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
 			   struct rg_error *err)
 {
@@ -573,9 +598,14 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 		return 0;
 	if (v2_memory_usage(base, &usage, err) < 0)
 		return -1;
-	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage) &&
-	    v2_reclaim(cg, usage, err) < 0)
-		return rg_fail_context(err, "cgroup v2 %s", base->label);
+	base->unreclaimable = false;
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage)) {
+		if (v2_reclaim(cg, usage, err) < 0)
+			return rg_fail_context(err, "cgroup v2 %s",
+					       base->label);
+		base->unreclaimable =
+			rg_cg_holds_unreclaimable(cg->fd[F_MEM_STAT]);
+	}
 	return 0;
 }
 
@@ -717,6 +747,7 @@ static const struct rg_cgroup_ops v2_ops = {
 	.sample_interval_ms = v2_sample_interval_ms,
 	.sample = v2_sample,
 	.peak_resettable = v2_peak_resettable,
+	.peak_clean = v2_peak_clean,
 	.reset = v2_reset,
 	.memory_usage = v2_memory_usage,
 	.remove = v2_remove,

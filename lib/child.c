@@ -113,10 +113,37 @@ static void set_limit_or_clamp(int resource, const char *name, rlim_t value,
 	send_report(report_fd, RG_REPORT_WARNING, 0, &m);
 }
 
+/*
+ * 1, not 0: with a pipe in kernel.core_pattern the kernel ignores
+ * RLIMIT_CORE 0 and starts the dump helper (which reads /proc/PID/cgroup,
+ * part of a real cgroup deadlock); 1 is its "never pipe" value, and below
+ * one page no core file is written. Raising a hard limit of 0 to 1 needs
+ * CAP_SYS_RESOURCE, which sudo's RLIMIT_CORE 0/0 (Debian's default) on a
+ * root without that capability (containers, hardened hosts) makes
+ * impossible: then 0/0, what DOMjudge sets, rather than failing every run.
+ * docs/security.md says what the pipe helper can then do.
+ */
+static void disable_core_dumps(int report_fd)
+{
+	int rc = set_limit(RLIMIT_CORE, 1, 1);
+
+	if (rc == -EPERM)
+		rc = set_limit(RLIMIT_CORE, 0, 0);
+	/* lowering always works; DOMjudge treats a failure here as fatal */
+	if (rc < 0)
+		fail(report_fd, -rc, "disabling core dumps", NULL, NULL);
+}
+
 static void set_rlimits(const struct rg_config *cfg, int report_fd)
 {
-	static const int unlimited[] = { RLIMIT_AS, RLIMIT_DATA, RLIMIT_STACK };
-	int rc;
+	static const struct {
+		int resource;
+		const char *name;
+	} unlimited[] = {
+		{ RLIMIT_AS, "RLIMIT_AS" },
+		{ RLIMIT_DATA, "RLIMIT_DATA" },
+		{ RLIMIT_STACK, "RLIMIT_STACK" },
+	};
 
 	if (cfg->has_cpu_limit) {
 		rlim_t secs = (rlim_t)ceil(cfg->cpu_hard);
@@ -125,13 +152,9 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 		set_limit_or_clamp(RLIMIT_CPU, "RLIMIT_CPU", secs, secs + 1,
 				   report_fd);
 	}
-	for (size_t i = 0; i < sizeof(unlimited) / sizeof(*unlimited); i++) {
-		rc = set_limit(unlimited[i], RLIM_INFINITY, RLIM_INFINITY);
-		/* an unprivileged caller cannot raise them: keep what is */
-		if (rc < 0 && rc != -EPERM)
-			fail(report_fd, -rc, "setting memory rlimits", NULL,
-			     NULL);
-	}
+	for (size_t i = 0; i < sizeof(unlimited) / sizeof(*unlimited); i++)
+		set_limit_or_clamp(unlimited[i].resource, unlimited[i].name,
+				   RLIM_INFINITY, RLIM_INFINITY, report_fd);
 	if (cfg->file_limit != RG_UNLIMITED)
 		set_limit_or_clamp(RLIMIT_FSIZE, "RLIMIT_FSIZE",
 				   cfg->file_limit, cfg->file_limit, report_fd);
@@ -139,18 +162,8 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 		set_limit_or_clamp(RLIMIT_NPROC, "RLIMIT_NPROC",
 				   cfg->process_limit, cfg->process_limit,
 				   report_fd);
-	/* lowering always works; DOMjudge treats a failure here as fatal */
-	/*
-	 * 1, not 0: with a pipe in kernel.core_pattern the kernel ignores
-	 * RLIMIT_CORE 0 and starts the dump helper (which reads
-	 * /proc/PID/cgroup, part of a real cgroup deadlock); 1 is its
-	 * "never pipe" value, and below one page no core file is written.
-	 */
-	if (!cfg->core_dumps) {
-		rc = set_limit(RLIMIT_CORE, 1, 1);
-		if (rc < 0)
-			fail(report_fd, -rc, "disabling core dumps", NULL, NULL);
-	}
+	if (!cfg->core_dumps)
+		disable_core_dumps(report_fd);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,17 +32,35 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static const char *cpuset_of(const struct rg_config *cfg)
+/* Compared as CPU sets: any -P list that is valid unpooled fits. */
+static bool same_cpus(const struct slot_record *rec,
+		      const struct rg_config *cfg)
 {
-	return cfg->cpuset ? cfg->cpuset : "";
+	cpu_set_t none;
+
+	CPU_ZERO(&none);
+	return CPU_EQUAL(&rec->cpus, cfg->cpuset ? &cfg->cpuset_mask : &none);
+}
+
+static void record_cpuset(struct slot_record *rec,
+			  const struct rg_config *cfg)
+{
+	const char *list = cfg->cpuset ? cfg->cpuset : "";
+	size_t max = sizeof(rec->cpuset) - 1;
+
+	CPU_ZERO(&rec->cpus);
+	if (cfg->cpuset)
+		rec->cpus = cfg->cpuset_mask;
+	snprintf(rec->cpuset, sizeof(rec->cpuset), "%s", list);
+	if (strlen(list) > max)
+		memcpy(rec->cpuset + max - 3, "...", 3);
 }
 
 static bool settings_match(const struct slot_record *rec,
 			   const struct rg_config *cfg)
 {
 	return (rec->flags & SLOT_SETTINGS_KNOWN) &&
-	       rec->memory_limit == cfg->memory_limit &&
-	       strcmp(rec->cpuset, cpuset_of(cfg)) == 0;
+	       rec->memory_limit == cfg->memory_limit && same_cpus(rec, cfg);
 }
 
 /* Lower is better: clean and matching, clean, then dirty or unknown. */
@@ -55,7 +74,8 @@ static int preference(const struct slot_record *rec,
 
 static int read_table(int dir_fd, struct slot_record *recs, unsigned int n)
 {
-	int fd = openat(dir_fd, "slots.table", O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir_fd, "slots.table",
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t len;
 
 	memset(recs, 0, n * sizeof(*recs));
@@ -72,7 +92,8 @@ static int try_lock_slot(int dir_fd, unsigned int index)
 	int fd;
 
 	snprintf(lock, sizeof(lock), "slot-%u.lock", index);
-	fd = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+	fd = openat(dir_fd, lock,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -137,18 +158,26 @@ static void pool_options(const struct rg_config *cfg,
 
 /*
  * The pool lock, shared, and the header: 1 when the pool is complete (at
- * least size slots), 0 when it must be created first, -1 on error.
+ * least size slots), 0 when it must be created first (also when a destroy
+ * removed the pool or its directory meanwhile), -1 on error.
  */
 static int lock_pool_shared(int dir_fd, unsigned int size, int *pool_lock,
 			    struct pool_header *h, struct rg_error *err)
 {
-	*pool_lock = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
-			    0600);
+	struct stat st;
+
+	*pool_lock = openat(dir_fd, "pool.lock",
+			    O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (*pool_lock < 0 && errno == ENOENT)
+		return 0; /* the directory is gone */
 	if (*pool_lock < 0 || flock(*pool_lock, LOCK_SH) < 0) {
 		rg_fail(err, errno, "locking pool.lock");
 		close_fd(pool_lock);
 		return -1;
 	}
+	/* a destroy unlinks it when done: this lock guards nothing */
+	if (fstat(*pool_lock, &st) == 0 && st.st_nlink == 0)
+		return 0;
 	return rg_pool_read_header(dir_fd, h) == 0 && h->size >= size;
 }
 
@@ -168,12 +197,14 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 		if (rc < 0)
 			return -1;
 		if (rc == 0) {
-			close(pool_lock);
+			close_fd(&pool_lock);
 			/* a destroy racing with us can undo one creation */
 			if (++creations > 3)
 				return rg_fail(err, EAGAIN, "the pool in `%s' "
 					       "keeps disappearing", o.dir);
-			if (rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
+			/* a destroy may have removed the directory, too */
+			if (rg_pool_reopen_dir(o.dir, &l->dir_fd, err) < 0 ||
+			    rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
 				return -1;
 			continue;
 		}
@@ -207,17 +238,30 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 }
 
 /*
- * Memory still charged after the reset (files a run left on a tmpfs, for
- * one) would count towards every later run's peak and limit, and a v2
+ * Memory still charged after the reset (files a run left on a tmpfs, of
+ * any size: rg_cgroup_needs_recycle; more than 1 MiB of anything else)
+ * would count towards every later run's peak and limit, and a v2
  * cgroup whose leftovers were killed with cgroup.kill kills new children
  * on some kernels: such a slot gets a new cgroup instead, as a per-run
  * judge would have given it. Only runs that left something pay this.
  */
 #define RECYCLE_ABOVE_BYTES (1u << 20)
 
+/* Remove the slot's cgroup: whoever opens it next makes a new one. */
+static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
+{
+	struct rg_cgroup *old = l->cgroup;
+
+	l->cgroup = NULL;
+	if (rg_cgroup_destroy(old, err) < 0)
+		return -1;
+	/* a new cgroup gets every setting written */
+	l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
+	return 0;
+}
+
 static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 {
-	struct rg_cgroup *old;
 	uint64_t usage;
 
 	if (rg_cgroup_memory_usage(l->cgroup, &usage, err) < 0)
@@ -225,13 +269,7 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 	if (usage <= RECYCLE_ABOVE_BYTES &&
 	    !rg_cgroup_needs_recycle(l->cgroup))
 		return 0;
-	old = l->cgroup;
-	l->cgroup = NULL;
-	if (rg_cgroup_destroy(old, err) < 0)
-		return -1;
-	/* the next holder makes it again and writes every setting */
-	l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
-	return 0;
+	return drop_cgroup(l, err);
 }
 
 /* Everything a previous run could have left, removed. */
@@ -243,14 +281,12 @@ static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 		return -1;
 	if (rg_ns_scrub(l->ns_fd, l->ns_dir, l->name, &report, err) < 0)
 		return -1;
-	if (report.unix_sockets_left > 0) {
-		/* sockets stuck in flight: the next run gets a new net ns */
-		rg_ns_close(l->ns_fd);
-		if (rg_ns_replace_net(l->ns_dir, l->name, err) < 0)
-			return -1;
-		if (rg_ns_open(l->ns_dir, l->name, l->ns_fd, err) < 0)
-			return -1;
-	}
+	/*
+	 * Sockets stuck in flight, or SysV ids the run moved on: the next
+	 * run gets a new net or IPC namespace.
+	 */
+	if (rg_ns_refresh(l->ns_dir, l->name, &report, l->ns_fd, err) < 0)
+		return -1;
 	return rg_cgroup_reset(l->cgroup, err);
 }
 
@@ -265,19 +301,14 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
 	/*
 	 * A v2 peak that cannot be reset (5.19-6.11) covers every run since
-	 * the cgroup was made: give each run a new cgroup.
+	 * the cgroup was made: a cgroup anything was charged to (the kernel
+	 * says so, whatever the slot record says) is replaced by a new one.
 	 */
-	if (!rg_cgroup_peak_resettable(l->cgroup) &&
-	    (l->rec.flags & SLOT_USED)) {
-		struct rg_cgroup *old = l->cgroup;
-
-		l->cgroup = NULL;
-		if (rg_cgroup_destroy(old, err) < 0)
-			return -1;
-		if (rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created,
+	if (!rg_cgroup_peak_clean(l->cgroup)) {
+		if (drop_cgroup(l, err) < 0 ||
+		    rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created,
 					     err) < 0)
 			return -1;
-		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
 	}
 	return 0;
 }
@@ -293,12 +324,12 @@ static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 	if (!known || l->rec.memory_limit != cfg->memory_limit)
 		limits.set |= RG_CG_SET_MEMORY;
-	if (!known || strcmp(l->rec.cpuset, cpuset_of(cfg)))
+	if (!known || !same_cpus(&l->rec, cfg))
 		limits.set |= RG_CG_SET_CPUSET;
 	if (limits.set && rg_cgroup_apply_limits(l->cgroup, &limits, err) < 0)
 		return -1;
 	l->rec.memory_limit = cfg->memory_limit;
-	snprintf(l->rec.cpuset, sizeof(l->rec.cpuset), "%s", cpuset_of(cfg));
+	record_cpuset(&l->rec, cfg);
 	l->rec.flags |= SLOT_SETTINGS_KNOWN | SLOT_USED;
 	return 0;
 }
@@ -311,8 +342,6 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 	rg_pool_slot_name(l->index, l->name, sizeof(l->name));
 	dirty = rg_pool_read_record(l->dir_fd, l->index, &l->rec) < 0 ||
 		l->rec.state != SLOT_CLEAN;
-	if (cfg->cpuset && strlen(cfg->cpuset) >= sizeof(l->rec.cpuset))
-		return rg_fail(err, E2BIG, "cpuset list too long for a pool");
 	/* from here until release, a crash leaves the slot marked dirty */
 	l->rec.magic = RG_SLOT_MAGIC;
 	l->rec.state = SLOT_IN_USE;
@@ -324,22 +353,20 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 	rg_pool_use_mount_table(l->dir_fd, h);
 	if (open_cgroup(l, h, err) < 0 || open_namespaces(l, err) < 0)
 		return -1;
-	if (dirty && (clean_slot(l, err) < 0 ||
-		      recycle_if_charged(l, err) < 0 ||
-		      (!l->cgroup && open_cgroup(l, h, err) < 0)))
+	/*
+	 * The holder died: its watchdog killed the run with cgroup.kill on
+	 * v2 (which poisons the cgroup on some kernels, see recycle) or the
+	 * freezer, in a state nobody recorded. A new cgroup is certain.
+	 */
+	if (dirty && (clean_slot(l, err) < 0 || drop_cgroup(l, err) < 0 ||
+		      open_cgroup(l, h, err) < 0))
 		return rg_fail_context(err, "cleaning slot %u after its "
 				       "holder died", l->index);
 	if (apply_settings(l, cfg, err) < 0) {
 		/* a limit below what is charged: start over in a new cgroup */
-		struct rg_cgroup *old = l->cgroup;
-
 		if (err->errnum != EBUSY)
 			return -1;
-		l->cgroup = NULL;
-		if (rg_cgroup_destroy(old, err) < 0)
-			return -1;
-		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
-		if (open_cgroup(l, h, err) < 0 ||
+		if (drop_cgroup(l, err) < 0 || open_cgroup(l, h, err) < 0 ||
 		    apply_settings(l, cfg, err) < 0)
 			return -1;
 	}
@@ -368,11 +395,11 @@ int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
 	for (int i = 0; i < RG_NS_COUNT; i++)
 		l->ns_fd[i] = -1;
 	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||
-	    rg_pool_ns_dir(dir, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
+	    rg_pool_ns_dir(l->dir_fd, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
 		free_lease(l);
 		return -1;
 	}
-	rg_prewarm_for_run(cfg, l->dir_fd);
+	rg_prewarm_for_run(cfg);
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
 	    prepare_slot(l, cfg, &h, err) < 0) {
 		/* the record stays "in use": the next holder cleans up */

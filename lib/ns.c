@@ -276,12 +276,123 @@ fail:
 			       dir);
 }
 
+/* ---- SysV ids ---- */
+
+/*
+ * A program sees the ids its SysV objects get, and they must be those of
+ * a new IPC namespace: otherwise they tell how many objects earlier runs
+ * in the slot made. The kernel places an object at the id in
+ * <kind>_next_id when that sysctl is not -1 (CONFIG_CHECKPOINT_RESTORE),
+ * and any allocation sets it back to -1 (ipc/util.c, ipc_idr_alloc).
+ * Neither the allocation cursor nor the sequence number can be reset.
+ *
+ * So a slot's IPC namespace is primed when it is made: one object of each
+ * kind made and removed (the cursor is then where a new namespace's first
+ * object leaves it), then <kind>_next_id set to 0 (where a new namespace
+ * places its first object). A run then gets exactly a new namespace's
+ * ids, and a <kind>_next_id that reads 0 after the run proves that it
+ * made no object of that kind: nothing to scrub, nothing to replace. One
+ * that reads -1 makes the scrub remove the objects and ask for a new
+ * namespace (rg_ns_refresh). A program can tell a primed namespace only
+ * by reading 0 in the sysctl where a new one reads -1.
+ */
+
+/* glibc leaves this to the caller */
+union semun {
+	int val;
+	struct semid_ds *buf;
+	unsigned short *array;
+	struct seminfo *__buf;
+};
+
+/*
+ * How many objects the calling thread's IPC namespace has: one cheap
+ * system call, where listing /proc/sysvipc costs an open, two reads and a
+ * close. -1 if it cannot tell (then the listing decides).
+ */
+static int shm_in_use(void)
+{
+	struct shm_info info;
+
+	if (shmctl(0, SHM_INFO, (struct shmid_ds *)&info) < 0)
+		return -1;
+	return info.used_ids;
+}
+
+static int sem_in_use(void)
+{
+	struct seminfo info;
+	union semun arg = { .__buf = &info };
+
+	if (semctl(0, 0, SEM_INFO, arg) < 0)
+		return -1;
+	return info.semusz;
+}
+
+static int msg_in_use(void)
+{
+	struct msginfo info;
+
+	if (msgctl(0, MSG_INFO, (struct msqid_ds *)&info) < 0)
+		return -1;
+	return info.msgpool;
+}
+
+static int make_shm(void)
+{
+	return shmget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+}
+
+static int make_sem(void)
+{
+	return semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+}
+
+static int make_msg(void)
+{
+	return msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+}
+
+static int rm_shm(int id)
+{
+	return shmctl(id, IPC_RMID, NULL);
+}
+
+static int rm_sem(int id)
+{
+	return semctl(id, 0, IPC_RMID);
+}
+
+static int rm_msg(int id)
+{
+	return msgctl(id, IPC_RMID, NULL);
+}
+
+enum { SYSV_SHM, SYSV_SEM, SYSV_MSG, NR_SYSV };
+
+/* Paths below /proc show the IPC namespace of the thread that opens them. */
+static const struct sysv_kind {
+	const char *list;	/* one line per object, after a header */
+	const char *next_id;
+	int (*in_use)(void);
+	int (*make)(void);
+	int (*rmid)(int id);
+} sysv_kinds[NR_SYSV] = {
+	[SYSV_SHM] = { "/proc/sysvipc/shm", "/proc/sys/kernel/shm_next_id",
+		       shm_in_use, make_shm, rm_shm },
+	[SYSV_SEM] = { "/proc/sysvipc/sem", "/proc/sys/kernel/sem_next_id",
+		       sem_in_use, make_sem, rm_sem },
+	[SYSV_MSG] = { "/proc/sysvipc/msg", "/proc/sys/kernel/msg_next_id",
+		       msg_in_use, make_msg, rm_msg },
+};
+
 /* ---- the helper child ---- */
 
 enum helper_step {
 	STEP_DONE,
 	STEP_UNSHARE,
 	STEP_SHM_RMID_FORCED,
+	STEP_PRIME_IPC,
 	STEP_MQUEUE,
 	STEP_DETACH,
 	STEP_BIND,
@@ -297,6 +408,7 @@ struct helper_report {
 struct helper_plan {
 	int unshare_flags;
 	const char *mq;			/* mount the mqueue fs here */
+	bool detach_mq;			/* unmount mq before mounting */
 	const char *detach[NR_KINDS];	/* unmount before binding */
 	const char *bind[NR_KINDS];	/* bind the new namespace here */
 };
@@ -328,6 +440,38 @@ static int set_shm_rmid_forced(void)
 	return -1;
 }
 
+/*
+ * Prime a new IPC namespace (see "SysV ids" above): for each kind, one
+ * object made and removed, then <kind>_next_id set to 0. Without the
+ * sysctls (no CONFIG_CHECKPOINT_RESTORE) the namespace is left new.
+ */
+static int prime_ipc(void)
+{
+	int i, fd, id;
+	ssize_t n;
+
+	for (i = 0; i < NR_SYSV; i++) {
+		fd = open(sysv_kinds[i].next_id, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue;
+		if (fd < 0)
+			return -1;
+		id = sysv_kinds[i].make();
+		if (id < 0 || sysv_kinds[i].rmid(id) < 0) {
+			close(fd);
+			return -1;
+		}
+		n = write(fd, "0\n", 2);
+		close(fd);
+		if (n != 2) {
+			if (n >= 0)
+				errno = EIO;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Runs in the forked child: system calls only (the caller may be threaded). */
 static int helper_main(const struct helper_plan *plan, int fd)
 {
@@ -337,6 +481,11 @@ static int helper_main(const struct helper_plan *plan, int fd)
 		return helper_report(fd, STEP_UNSHARE, -1);
 	if ((plan->unshare_flags & CLONE_NEWIPC) && set_shm_rmid_forced() < 0)
 		return helper_report(fd, STEP_SHM_RMID_FORCED, -1);
+	if ((plan->unshare_flags & CLONE_NEWIPC) && prime_ipc() < 0)
+		return helper_report(fd, STEP_PRIME_IPC, -1);
+	if (plan->detach_mq && umount2(plan->mq, MNT_DETACH |
+				       UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
+		return helper_report(fd, STEP_DETACH, -1);
 	/* the mqueue fs mounted here belongs to the mounter's IPC ns */
 	if (plan->mq && mount("mqueue", plan->mq, "mqueue",
 			      MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
@@ -365,12 +514,15 @@ static int helper_error(const struct helper_report *r,
 	case STEP_SHM_RMID_FORCED:
 		return rg_fail(err, r->errnum, "setting kernel.shm_rmid_forced "
 			       "in the new IPC namespace");
+	case STEP_PRIME_IPC:
+		return rg_fail(err, r->errnum, "setting the SysV id sysctls "
+			       "(kernel.*_next_id) in the new IPC namespace");
 	case STEP_MQUEUE:
 		return rg_fail(err, r->errnum, "mounting the mqueue fs on %s",
 			       plan->mq);
 	case STEP_DETACH:
 		return rg_fail(err, r->errnum, "unmounting %s",
-			       plan->detach[k]);
+			       r->kind < 0 ? plan->mq : plan->detach[k]);
 	case STEP_BIND:
 		return rg_fail(err, r->errnum, "bind-mounting %s onto %s",
 			       kinds[k].self, plan->bind[k]);
@@ -507,23 +659,62 @@ int rg_ns_remove(const char *dir, const char *name, struct rg_error *err)
 	return 0;
 }
 
-int rg_ns_replace_net(const char *dir, const char *name, struct rg_error *err)
+/* New namespaces of the kinds in flags (CLONE_NEWIPC, CLONE_NEWNET). */
+static int replace(const char *dir, const char *name, int flags,
+		   struct rg_error *err)
 {
-	struct helper_plan plan = { .unshare_flags = CLONE_NEWNET };
-	char path[PATH_MAX];
+	struct helper_plan plan = { .unshare_flags = flags };
+	struct slot_paths p;
+	int i;
 
-	if (check_name(name, err) < 0 ||
-	    slot_path(path, dir, name, kinds[KIND_NET].name, err) < 0)
+	if (slot_paths(&p, dir, name, err) < 0)
 		goto fail;
-	plan.detach[KIND_NET] = path;
-	plan.bind[KIND_NET] = path;
+	for (i = 0; i < NR_KINDS; i++) {
+		if (!(flags & kinds[i].type))
+			continue;
+		plan.detach[i] = p.ns[i];
+		plan.bind[i] = p.ns[i];
+	}
+	/* the mqueue fs shows the queues of the IPC ns that mounted it */
+	if (flags & CLONE_NEWIPC) {
+		plan.mq = p.mq;
+		plan.detach_mq = true;
+	}
 	if (run_helper(&plan, err) < 0)
 		goto fail;
 	return 0;
 fail:
-	return rg_fail_context(err,
-			       "replacing the net namespace of slot %s in %s",
-			       name, dir);
+	return rg_fail_context(err, "replacing the %s%s%s namespace of slot "
+			       "%s in %s", flags & CLONE_NEWIPC ? "IPC" : "",
+			       (flags & CLONE_NEWIPC) &&
+			       (flags & CLONE_NEWNET) ? " and " : "",
+			       flags & CLONE_NEWNET ? "net" : "", name, dir);
+}
+
+int rg_ns_replace_net(const char *dir, const char *name, struct rg_error *err)
+{
+	return replace(dir, name, CLONE_NEWNET, err);
+}
+
+int rg_ns_replace_ipc(const char *dir, const char *name, struct rg_error *err)
+{
+	return replace(dir, name, CLONE_NEWIPC, err);
+}
+
+int rg_ns_refresh(const char *dir, const char *name,
+		  const struct rg_ns_scrub *report, int fds[RG_NS_COUNT],
+		  struct rg_error *err)
+{
+	int flags = (report->ipc_used ? CLONE_NEWIPC : 0) |
+		    (report->unix_sockets_left ? CLONE_NEWNET : 0);
+
+	if (!flags)
+		return 0;
+	/* the fds would keep the old namespaces alive */
+	rg_ns_close(fds);
+	if (replace(dir, name, flags, err) < 0)
+		return -1;
+	return rg_ns_open(dir, name, fds, err);
 }
 
 /* ---- per run: open ---- */
@@ -534,7 +725,8 @@ static int open_ns(const char *path, const struct ns_kind *k,
 	struct statfs sfs;
 	int fd, type;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the bind mount itself, never a link put there */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return rg_fail(err, errno, "opening %s", path);
 	if (fstatfs(fd, &sfs) < 0) {
@@ -672,66 +864,8 @@ static int for_each_line(int fd, int (*fn)(char *line, void *arg), void *arg)
 	return 0;
 }
 
-/* glibc leaves this to the caller */
-union semun {
-	int val;
-	struct semid_ds *buf;
-	unsigned short *array;
-	struct seminfo *__buf;
-};
-
-/*
- * How many objects the calling thread's IPC namespace has: one cheap
- * system call, where listing /proc/sysvipc costs an open, two reads and a
- * close. -1 if it cannot tell (then the listing decides).
- */
-static int shm_in_use(void)
-{
-	struct shm_info info;
-
-	if (shmctl(0, SHM_INFO, (struct shmid_ds *)&info) < 0)
-		return -1;
-	return info.used_ids;
-}
-
-static int sem_in_use(void)
-{
-	struct seminfo info;
-	union semun arg = { .__buf = &info };
-
-	if (semctl(0, 0, SEM_INFO, arg) < 0)
-		return -1;
-	return info.semusz;
-}
-
-static int msg_in_use(void)
-{
-	struct msginfo info;
-
-	if (msgctl(0, MSG_INFO, (struct msqid_ds *)&info) < 0)
-		return -1;
-	return info.msgpool;
-}
-
-static int rm_shm(int id)
-{
-	return shmctl(id, IPC_RMID, NULL);
-}
-
-static int rm_sem(int id)
-{
-	return semctl(id, 0, IPC_RMID);
-}
-
-static int rm_msg(int id)
-{
-	return msgctl(id, IPC_RMID, NULL);
-}
-
 struct sysv_pass {
-	const char *path;	/* lists the opener's IPC namespace */
-	int (*in_use)(void);
-	int (*rmid)(int id);
+	const struct sysv_kind *kind;
 	unsigned int *removed;
 	int failed_id;
 };
@@ -750,7 +884,7 @@ static int remove_sysv_line(char *line, void *arg)
 		pass->failed_id = -1;
 		return -1;
 	}
-	if (pass->rmid((int)id) < 0) {
+	if (pass->kind->rmid((int)id) < 0) {
 		/* gone meanwhile: fine */
 		if (errno == EINVAL || errno == EIDRM)
 			return 0;
@@ -763,13 +897,14 @@ static int remove_sysv_line(char *line, void *arg)
 
 static int remove_sysv(struct sysv_pass *pass, struct rg_error *err)
 {
+	const char *path = pass->kind->list;
 	int fd, ret, saved;
 
-	if (pass->in_use() == 0)
+	if (pass->kind->in_use() == 0)
 		return 0;
-	fd = open(pass->path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return rg_fail(err, errno, "opening %s", pass->path);
+		return rg_fail(err, errno, "opening %s", path);
 	pass->failed_id = -1;
 	ret = for_each_line(fd, remove_sysv_line, pass);
 	saved = errno;
@@ -778,26 +913,70 @@ static int remove_sysv(struct sysv_pass *pass, struct rg_error *err)
 		return 0;
 	if (pass->failed_id >= 0)
 		return rg_fail(err, saved, "removing id %d of %s",
-			       pass->failed_id, pass->path);
-	return rg_fail(err, saved, "reading %s", pass->path);
+			       pass->failed_id, path);
+	return rg_fail(err, saved, "reading %s", path);
+}
+
+/* What a kind's <kind>_next_id tells about the run. */
+enum sysv_ids {
+	IDS_UNTOUCHED,	/* primed, and no object made since */
+	IDS_USED,	/* an object was made (or it was never primed) */
+	IDS_UNKNOWN,	/* no such sysctl: only objects left show a use */
+};
+
+static int sysv_ids_state(const struct sysv_kind *k, enum sysv_ids *state,
+			  struct rg_error *err)
+{
+	int fd = open(k->next_id, O_RDONLY | O_CLOEXEC);
+	char buf[16];
+	ssize_t n;
+
+	*state = IDS_UNKNOWN;
+	if (fd < 0 && errno == ENOENT)
+		return 0;
+	if (fd < 0)
+		return rg_fail(err, errno, "opening %s", k->next_id);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return rg_fail(err, errno, "reading %s", k->next_id);
+	*state = n >= 2 && buf[0] == '0' && buf[1] == '\n' ? IDS_UNTOUCHED :
+							       IDS_USED;
+	return 0;
+}
+
+static int scrub_sysv_kind(const struct sysv_kind *k, unsigned int *removed,
+			   struct rg_ns_scrub *report, struct rg_error *err)
+{
+	struct sysv_pass pass = { k, removed, -1 };
+	enum sysv_ids state;
+
+	if (sysv_ids_state(k, &state, err) < 0)
+		return -1;
+	/* every object allocates an id: there is none */
+	if (state == IDS_UNTOUCHED)
+		return 0;
+	if (remove_sysv(&pass, err) < 0)
+		return -1;
+	if (state == IDS_USED || *removed)
+		report->ipc_used = true;
+	return 0;
 }
 
 static int scrub_sysv(int ipc_fd, struct rg_ns_scrub *report,
 		      struct rg_error *err)
 {
-	struct sysv_pass passes[] = {
-		{ "/proc/sysvipc/shm", shm_in_use, rm_shm, &report->shm, -1 },
-		{ "/proc/sysvipc/sem", sem_in_use, rm_sem, &report->sem, -1 },
-		{ "/proc/sysvipc/msg", msg_in_use, rm_msg, &report->msg, -1 },
+	unsigned int *removed[NR_SYSV] = {
+		[SYSV_SHM] = &report->shm, [SYSV_SEM] = &report->sem,
+		[SYSV_MSG] = &report->msg,
 	};
 	const struct ns_kind *k = &kinds[KIND_IPC];
-	size_t i;
-	int home, ret = 0;
+	int i, home, ret = 0;
 
 	if (enter_ns(ipc_fd, k, &home, err) < 0)
 		return -1;
-	for (i = 0; i < sizeof(passes) / sizeof(passes[0]) && !ret; i++)
-		ret = remove_sysv(&passes[i], err);
+	for (i = 0; i < NR_SYSV && !ret; i++)
+		ret = scrub_sysv_kind(&sysv_kinds[i], removed[i], report, err);
 	if (leave_ns(home, k, report, err) < 0)
 		return -1;
 	return ret;
@@ -845,7 +1024,7 @@ static int scrub_mqueues(const char *dir, const char *name,
 
 	if (slot_path(path, dir, name, "mq", err) < 0)
 		return -1;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return rg_fail(err, errno, "opening %s", path);
 	if (fstatfs(fd, &sfs) < 0)

@@ -39,7 +39,9 @@ int rg_ns_prepare_dir(const char *dir, struct rg_error *err);
 /*
  * Create the namespaces of slot name in dir (prepared with
  * rg_ns_prepare_dir): a forked helper unshares IPC, net and UTS, sets
- * kernel.shm_rmid_forced=1 in the new IPC namespace, mounts its mqueue fs
+ * kernel.shm_rmid_forced=1 in the new IPC namespace and primes its SysV
+ * ids (ns.c, "SysV ids": a run gets the ids of a new namespace, and the
+ * scrub can tell whether it made any object), mounts its mqueue fs
  * on <dir>/<name>.mq and binds its three namespaces onto <dir>/<name>.ipc,
  * .net and .uts. The loopback device stays down, as in a fresh net ns.
  * Leftovers of an earlier creation under that name are removed first; on
@@ -81,6 +83,12 @@ struct rg_ns_scrub {
 	/* unix sockets still in the net ns (stuck in flight): replace it */
 	unsigned int unix_sockets_left;
 	/*
+	 * The run made SysV objects: the ids the namespace gives next are
+	 * no longer a new namespace's (they would tell the next run how
+	 * many were made). Replace it.
+	 */
+	bool ipc_used;
+	/*
 	 * The calling thread could not return to its own IPC or net
 	 * namespace: it must not be used for anything else (let it exit).
 	 */
@@ -89,8 +97,10 @@ struct rg_ns_scrub {
 
 /*
  * After a run, with every process of the slot killed: remove every SysV
- * object of the slot's IPC namespace (the calling thread joins it with
- * setns and returns), unlink every POSIX message queue in <dir>/<name>.mq
+ * object of the slot's IPC namespace and tell whether the run made any
+ * (the calling thread joins it with setns and returns; a run that made
+ * none costs three sysctl reads there), unlink every POSIX message queue
+ * in <dir>/<name>.mq
  * and count the unix sockets left in the slot's net namespace. In-flight
  * sockets (passed over SCM_RIGHTS, e.g. to themselves) live until the
  * unix garbage collector runs: the scrub kicks it and waits up to 200 ms.
@@ -112,5 +122,22 @@ int rg_ns_scrub(const int fds[RG_NS_COUNT], const char *dir, const char *name,
  * namespace and rg_ns_open fails with ESTALE: re-create the slot.
  */
 int rg_ns_replace_net(const char *dir, const char *name, struct rg_error *err);
+
+/*
+ * Give slot name a fresh, primed IPC namespace (when rg_ns_scrub reports
+ * ipc_used), and mount its mqueue fs on <dir>/<name>.mq instead of the
+ * old one's. As rg_ns_replace_net otherwise.
+ */
+int rg_ns_replace_ipc(const char *dir, const char *name, struct rg_error *err);
+
+/*
+ * After rg_ns_scrub: the new namespaces report asks for (IPC when
+ * ipc_used, net when unix_sockets_left), made by one helper outside any
+ * run, and fds (from rg_ns_open) reopened on them. Does nothing when the
+ * report asks for nothing. On failure fds are -1.
+ */
+int rg_ns_refresh(const char *dir, const char *name,
+		  const struct rg_ns_scrub *report, int fds[RG_NS_COUNT],
+		  struct rg_error *err);
 
 #endif

@@ -40,55 +40,300 @@ void rg_pool_slot_name(unsigned int index, char *buf, size_t len)
 	snprintf(buf, len, "slot-%u", index);
 }
 
-static int mkdir_parents(const char *dir, struct rg_error *err)
+/* ---- the pool directory: trusted only when only root can change it ---- */
+
+/*
+ * root writes files in the pool directory and mounts namespaces there. A
+ * user who could write to it, or to a directory above it, could put a
+ * symbolic link in it (slots.table, pool.state.new, ns) and have root
+ * write or mount through it. So the pool directory must be owned by root
+ * and writable by nobody else, and so must every directory above it,
+ * except that one may be writable by all if it is sticky (/tmp): nobody
+ * else can then rename what root owns in it. The directory is walked from
+ * / one component at a time, following no symbolic link but root's, and
+ * what runguard opens in it is opened with O_NOFOLLOW relative to the
+ * walked descriptor, so what was checked is what is used.
+ */
+
+static const char *const fix_hint =
+	"a pool directory and the directories above it must be owned by root "
+	"and writable by nobody else (chown root, chmod go-w), or choose "
+	"another pool directory";
+
+static bool owned_by_us(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+static int refuse(struct rg_error *err, const char *path,
+		  const struct stat *st)
+{
+	return rg_fail(err, EPERM, "refusing pool directory: `%s' is owned "
+		       "by uid %u, mode %04o: %s", path, (unsigned)st->st_uid,
+		       (unsigned)(st->st_mode & 07777), fix_hint);
+}
+
+/*
+ * A directory on the way, or (last) the pool directory itself: a sticky
+ * directory writable by all is fine on the way only.
+ */
+static int check_dir(const char *path, const struct stat *st, bool last,
+		     struct rg_error *err)
+{
+	if (!S_ISDIR(st->st_mode))
+		return rg_fail(err, ENOTDIR, "pool directory: `%s'", path);
+	if (!owned_by_us(st) || ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
+				 (last || !(st->st_mode & S_ISVTX))))
+		return refuse(err, path, st);
+	return 0;
+}
+
+/* A path being walked: what is left of it, and where the walk is. */
+struct walk {
+	char rest[PATH_MAX];	/* components still to go */
+	char done[PATH_MAX];	/* the directory fd is, for messages */
+	int fd;
+	int links;
+	bool create;
+};
+
+static int walk_restart(struct walk *w, struct rg_error *err)
+{
+	struct stat st;
+
+	close_fd(&w->fd);
+	w->done[0] = '\0';
+	w->fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (w->fd < 0 || fstat(w->fd, &st) < 0)
+		return rg_fail(err, errno, "opening /");
+	return check_dir("/", &st, false, err);
+}
+
+/* Take the first component of w->rest into name. */
+static bool next_name(struct walk *w, char *name, size_t size)
+{
+	char *p = w->rest + strspn(w->rest, "/");
+	size_t n = strcspn(p, "/");
+
+	if (!n)
+		return false;
+	snprintf(name, size, "%.*s", (int)n, p);
+	memmove(w->rest, p + n, strlen(p + n) + 1);
+	return true;
+}
+
+/*
+ * A symbolic link on the way: followed only when root made it (the
+ * directory it is in is checked), bounded as the kernel bounds it.
+ */
+static int follow(struct walk *w, const char *name, const struct stat *st,
+		  const char *path, struct rg_error *err)
+{
+	char target[PATH_MAX];
+	ssize_t n;
+
+	if (!owned_by_us(st))
+		return refuse(err, path, st);
+	if (++w->links > 40)
+		return rg_fail(err, ELOOP, "pool directory: `%s'", path);
+	n = readlinkat(w->fd, name, target, sizeof(target));
+	if (n < 0)
+		return rg_fail(err, errno, "reading the link `%s'", path);
+	if ((size_t)n + strlen(w->rest) + 2 > sizeof(target))
+		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", path);
+	snprintf(target + n, sizeof(target) - n, "/%s", w->rest);
+	memcpy(w->rest, target, sizeof(w->rest));
+	return target[0] == '/' ? walk_restart(w, err) : 0;
+}
+
+/* One step of the walk: name in the checked directory w->fd. */
+static int walk_step(struct walk *w, const char *name, struct rg_error *err)
 {
 	char path[PATH_MAX];
-	size_t len = strlen(dir);
+	struct stat st;
+	int next;
 
-	if (len == 0 || len >= sizeof(path))
-		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", dir);
-	memcpy(path, dir, len + 1);
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+	if (snprintf(path, sizeof(path), "%s/%s", w->done, name) >=
+	    (int)sizeof(path))
+		return rg_fail(err, ENAMETOOLONG, "pool directory");
+	next = openat(w->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (next < 0 && errno == ENOENT && w->create) {
+		if (mkdirat(w->fd, name, 0755) < 0 && errno != EEXIST)
 			return rg_fail(err, errno, "creating `%s'", path);
-		*p = '/';
+		next = openat(w->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
-	if (mkdir(path, 0755) < 0 && errno != EEXIST)
-		return rg_fail(err, errno, "creating `%s'", path);
+	if (next < 0)
+		return rg_fail(err, errno, "pool directory: `%s'", path);
+	if (fstat(next, &st) < 0) {
+		close(next);
+		return rg_fail(err, errno, "stat `%s'", path);
+	}
+	if (S_ISLNK(st.st_mode)) {
+		close(next);
+		return follow(w, name, &st, path, err);
+	}
+	if (check_dir(path, &st, false, err) < 0) {
+		close(next);
+		return -1;
+	}
+	close(w->fd);
+	w->fd = next;
+	if (!strcmp(name, ".."))
+		*(strrchr(w->done, '/') ?: w->done) = '\0';
+	else if (strcmp(name, "."))
+		memcpy(w->done, path, sizeof(w->done));
 	return 0;
+}
+
+/*
+ * Walk dir from /, one component at a time, each directory checked and
+ * opened without following links (a link is followed by hand, see
+ * follow), and the pool directory checked last: the fd is then the
+ * directory that was checked, and its path (rg_pool_ns_dir) names it.
+ */
+static int open_trusted(const char *dir, bool create, int *dir_fd,
+			struct rg_error *err)
+{
+	struct walk w = { .fd = -1, .create = create };
+	char name[NAME_MAX + 1], cwd[PATH_MAX];
+	struct stat st;
+
+	*dir_fd = -1;
+	if (dir[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return rg_fail(err, errno, "pool directory `%s'", dir);
+	if (snprintf(w.rest, sizeof(w.rest), "%s/%s", dir[0] == '/' ? "" : cwd,
+		     dir) >= (int)sizeof(w.rest))
+		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", dir);
+	if (walk_restart(&w, err) < 0)
+		goto fail;
+	while (next_name(&w, name, sizeof(name)))
+		if (walk_step(&w, name, err) < 0)
+			goto fail;
+	if (fstat(w.fd, &st) < 0) {
+		rg_fail(err, errno, "stat `%s'", dir);
+		goto fail;
+	}
+	if (check_dir(w.done[0] ? w.done : "/", &st, true, err) < 0)
+		goto fail;
+	*dir_fd = w.fd;
+	return 0;
+fail:
+	close_fd(&w.fd);
+	return -1;
+}
+
+/*
+ * What runguard keeps in the pool directory and trusts (prewarm stamps and
+ * slot locks aside: only flocked, opened with O_NOFOLLOW | O_NONBLOCK);
+ * the temporaries of write_file_atomic are checked when found.
+ */
+static const char *const pool_files[] = {
+	"pool.lock", "pool.state", "slots.table", "cgroup.mounts",
+};
+
+static int check_entry(int dir_fd, const char *dir, const char *name,
+		       bool is_dir, struct rg_error *err)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return rg_fail(err, errno, "stat `%s/%s'", dir, name);
+	}
+	if (S_ISLNK(st.st_mode))
+		return rg_fail(err, ELOOP, "refusing pool directory: `%s/%s' "
+			       "is a symbolic link, which runguard never "
+			       "makes: remove it", dir, name);
+	if ((is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
+	    !owned_by_us(&st) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+	    (!is_dir && st.st_nlink != 1))
+		return rg_fail(err, EPERM, "refusing pool directory: `%s/%s' "
+			       "(uid %u, mode %06o, %u links) is not what "
+			       "runguard makes there: remove it", dir, name,
+			       (unsigned)st.st_uid, (unsigned)st.st_mode,
+			       (unsigned)st.st_nlink);
+	return 0;
+}
+
+static int check_entries(int dir_fd, const char *dir, struct rg_error *err)
+{
+	for (size_t i = 0; i < sizeof(pool_files) / sizeof(*pool_files); i++)
+		if (check_entry(dir_fd, dir, pool_files[i], false, err) < 0)
+			return -1;
+	return check_entry(dir_fd, dir, "ns", true, err);
 }
 
 int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
 		     struct rg_error *err)
 {
-	*dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*dir_fd >= 0)
-		return 0;
-	if (errno != ENOENT || !create)
-		return rg_fail(err, errno, "pool directory `%s'", dir);
-	if (mkdir_parents(dir, err) < 0)
+	if (open_trusted(dir, create, dir_fd, err) < 0)
 		return -1;
-	*dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (*dir_fd < 0)
-		return rg_fail(err, errno, "pool directory `%s'", dir);
+	if (check_entries(*dir_fd, dir, err) < 0) {
+		close_fd(dir_fd);
+		return -1;
+	}
 	return 0;
 }
 
-int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
-		   struct rg_error *err)
+int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err)
 {
-	if ((size_t)snprintf(buf, len, "%s/ns", dir) >= len)
-		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", dir);
+	struct stat st;
+
+	/* removed (a destroy): a new one, if someone made it, or ours */
+	if (fstat(*dir_fd, &st) == 0 && st.st_nlink > 0)
+		return 0;
+	close_fd(dir_fd);
+	return rg_pool_open_dir(dir, true, dir_fd, err);
+}
+
+/* The path of dir_fd, as walked; the length, or -1. */
+static ssize_t fd_path(int dir_fd, char *buf, size_t len, struct rg_error *err)
+{
+	char proc[32];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dir_fd);
+	n = readlink(proc, buf, len);
+	if (n < 0)
+		return rg_fail(err, errno, "reading %s", proc);
+	if ((size_t)n >= len)
+		return rg_fail(err, ENAMETOOLONG, "pool directory path");
+	buf[n] = '\0';
+	return n;
+}
+
+/* Mounts go by path: the one walked and checked. */
+int rg_pool_ns_dir(int dir_fd, char *buf, size_t len, struct rg_error *err)
+{
+	ssize_t n = fd_path(dir_fd, buf, len, err);
+
+	if (n < 0)
+		return -1;
+	if ((size_t)n + sizeof("/ns") > len)
+		return rg_fail(err, ENAMETOOLONG, "pool directory path");
+	memcpy(buf + n, "/ns", sizeof("/ns"));
+	return 0;
+}
+
+/* A temporary left by a crash may go; anything else there is refused. */
+static int remove_stale(int dir_fd, const char *name, struct rg_error *err)
+{
+	char dir[PATH_MAX];
+
+	if (fd_path(dir_fd, dir, sizeof(dir), err) < 0 ||
+	    check_entry(dir_fd, dir, name, false, err) < 0)
+		return -1;
+	if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
+		return rg_fail(err, errno, "removing %s/%s", dir, name);
 	return 0;
 }
 
 /* 0 when dir_fd holds a complete header, -1 otherwise. */
 int rg_pool_read_header(int dir_fd, struct pool_header *h)
 {
-	int fd = openat(dir_fd, "pool.state", O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir_fd, "pool.state",
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -103,18 +348,27 @@ int rg_pool_read_header(int dir_fd, struct pool_header *h)
 	return 0;
 }
 
-/* Written to a temporary file and renamed: readers see all or nothing. */
+/*
+ * Written to a temporary file and renamed: readers see all or nothing. The
+ * temporary is made new (O_EXCL), never opened through a link: one left
+ * by a crash is removed first.
+ */
 static int write_file_atomic(int dir_fd, const char *name, const void *buf,
 			     size_t len, struct rg_error *err)
 {
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	char tmp[64];
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.new", name);
-	fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		    0644);
+	fd = openat(dir_fd, tmp, flags, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		if (remove_stale(dir_fd, tmp, err) < 0)
+			return -1;
+		fd = openat(dir_fd, tmp, flags, 0644);
+	}
 	if (fd < 0)
-		return rg_fail(err, errno, "creating %s", name);
+		return rg_fail(err, errno, "creating %s", tmp);
 	if (write(fd, buf, len) != (ssize_t)len) {
 		int e = errno ? errno : EIO;
 
@@ -155,7 +409,7 @@ void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
 
 	if (h->cgroup_version != 1)
 		return;
-	fd = openat(dir_fd, MOUNT_TABLE, O_RDONLY | O_CLOEXEC);
+	fd = openat(dir_fd, MOUNT_TABLE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	n = read(fd, table, sizeof(table) - 1);
@@ -170,7 +424,8 @@ void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
 int rg_pool_read_record(int dir_fd, unsigned int index,
 			struct slot_record *rec)
 {
-	int fd = openat(dir_fd, "slots.table", O_RDONLY | O_CLOEXEC);
+	int fd = openat(dir_fd, "slots.table",
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
 
 	memset(rec, 0, sizeof(*rec));
@@ -189,7 +444,8 @@ int rg_pool_read_record(int dir_fd, unsigned int index,
 int rg_pool_write_record(int dir_fd, unsigned int index,
 			 const struct slot_record *rec, struct rg_error *err)
 {
-	int fd = openat(dir_fd, "slots.table", O_WRONLY | O_CLOEXEC);
+	int fd = openat(dir_fd, "slots.table",
+			O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -298,7 +554,8 @@ static int create_slot(int dir_fd, const char *ns_dir,
 
 	rg_pool_slot_name(index, name, sizeof(name));
 	snprintf(lock, sizeof(lock), "%s.lock", name);
-	fd = openat(dir_fd, lock, O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
+	fd = openat(dir_fd, lock, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
 	if (fd < 0)
 		return rg_fail(err, errno, "creating %s", lock);
 	close(fd);
@@ -330,6 +587,10 @@ static int create_locked(int dir_fd, const char *dir,
 	unsigned int first = 0;
 	int fd;
 
+	/* refused before anything is made, not when the header is written */
+	if (check_entry(dir_fd, dir, "pool.state.new", false, err) < 0 ||
+	    check_entry(dir_fd, dir, "cgroup.mounts.new", false, err) < 0)
+		return -1;
 	if (rg_pool_read_header(dir_fd, &old) == 0) {
 		if (old.size >= o->size) {
 			*h = old;
@@ -350,11 +611,12 @@ static int create_locked(int dir_fd, const char *dir,
 		if (probe_cpuset(h, err) < 0)
 			return -1;
 	}
-	fd = openat(dir_fd, "slots.table", O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	fd = openat(dir_fd, "slots.table",
+		    O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return rg_fail(err, errno, "creating slots.table");
 	close(fd);
-	if (rg_pool_ns_dir(dir, ns_dir, sizeof(ns_dir), err) < 0 ||
+	if (rg_pool_ns_dir(dir_fd, ns_dir, sizeof(ns_dir), err) < 0 ||
 	    rg_ns_prepare_dir(ns_dir, err) < 0)
 		return -1;
 	if (h->cgroup_version == 1 && o->favordynmods && mount_dynmods(ns_dir))
@@ -382,8 +644,8 @@ int rg_pool_ensure(int dir_fd, const char *dir,
 
 	if (rg_pool_read_header(dir_fd, h) == 0 && h->size >= o->size)
 		return 0;
-	lock_fd = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
-			 0600);
+	lock_fd = openat(dir_fd, "pool.lock",
+			 O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock_fd < 0)
 		return rg_fail(err, errno, "opening pool.lock");
 	if (flock(lock_fd, LOCK_EX) < 0) {
@@ -424,7 +686,8 @@ static enum rg_pool_slot_state slot_state(int dir_fd, unsigned int index,
 	int fd;
 
 	snprintf(lock, sizeof(lock), "slot-%u.lock", index);
-	fd = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+	fd = openat(dir_fd, lock,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) < 0 &&
 	    errno == EWOULDBLOCK) {
 		close(fd);
@@ -494,7 +757,8 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 		char lock[32];
 
 		snprintf(lock, sizeof(lock), "slot-%u.lock", i);
-		locks[i] = openat(dir_fd, lock, O_RDONLY | O_CLOEXEC);
+		locks[i] = openat(dir_fd, lock, O_RDONLY | O_NOFOLLOW |
+				  O_NONBLOCK | O_CLOEXEC);
 		if (locks[i] < 0)
 			continue; /* half-made pool */
 		if (flock(locks[i], LOCK_EX | LOCK_NB) == 0)
@@ -571,8 +835,7 @@ static void remove_prewarm_stamps(int dir_fd)
 	closedir(d);
 }
 
-static int destroy_locked(int dir_fd, const char *dir,
-			  const struct pool_header *h, bool force,
+static int destroy_locked(int dir_fd, const struct pool_header *h, bool force,
 			  struct rg_error *err)
 {
 	char ns_dir[PATH_MAX], dynmods[PATH_MAX + 16];
@@ -588,7 +851,7 @@ static int destroy_locked(int dir_fd, const char *dir,
 		rc = -1;
 		goto out;
 	}
-	if (rg_pool_ns_dir(dir, ns_dir, sizeof(ns_dir), err) < 0) {
+	if (rg_pool_ns_dir(dir_fd, ns_dir, sizeof(ns_dir), err) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -599,10 +862,12 @@ static int destroy_locked(int dir_fd, const char *dir,
 			rc = -1;
 	remove_cgroup_parent(h);
 	snprintf(dynmods, sizeof(dynmods), "%s/" DYNMODS_DIR, ns_dir);
-	if (umount2(dynmods, MNT_DETACH) == 0 || errno == EINVAL ||
+	if (umount2(dynmods, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 ||
+	    errno == EINVAL ||
 	    errno == ENOENT)
 		rmdir(dynmods);
-	if (umount2(ns_dir, MNT_DETACH) < 0 && errno != EINVAL &&
+	if (umount2(ns_dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 &&
+	    errno != EINVAL &&
 	    errno != ENOENT && rc == 0)
 		rc = rg_fail(err, errno, "unmounting `%s'", ns_dir);
 	unlinkat(dir_fd, "ns/.ns-prepare.lock", 0);
@@ -672,13 +937,10 @@ int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
 	if (!dir)
 		dir = RG_POOL_DIR_DEFAULT;
 	/* nothing there: nothing to do */
-	dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0 && errno == ENOENT)
-		return 0;
-	if (dir_fd < 0)
-		return rg_fail(err, errno, "pool directory `%s'", dir);
-	lock_fd = openat(dir_fd, "pool.lock", O_RDONLY | O_CREAT | O_CLOEXEC,
-			 0600);
+	if (rg_pool_open_dir(dir, false, &dir_fd, err) < 0)
+		return err->errnum == ENOENT ? 0 : -1;
+	lock_fd = openat(dir_fd, "pool.lock",
+			 O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
 		rc = rg_fail(err, errno, "locking the pool in `%s'", dir);
 		goto out;
@@ -688,7 +950,7 @@ int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
 		rc = -1;
 		goto out;
 	}
-	rc = destroy_locked(dir_fd, dir, &h, force, err);
+	rc = destroy_locked(dir_fd, &h, force, err);
 	if (rc == 0)
 		unlinkat(dir_fd, "pool.lock", 0);
 out:

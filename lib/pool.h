@@ -27,7 +27,8 @@
 #include "slot.h"
 
 #define RG_POOL_MAGIC "RGPOOL\0\1"
-#define RG_SLOT_MAGIC 0x31534752u /* "RGS1" */
+/* "RGS2": records of the "RGS1" layout (no cpus) read as unknown, dirty */
+#define RG_SLOT_MAGIC 0x32534752u
 
 #define RG_POOL_HAS_CPUSET 0x1u     /* slot cgroups include cpuset */
 #define RG_POOL_FAVORDYNMODS 0x2u   /* dynmods hierarchy mounted */
@@ -58,7 +59,10 @@ struct slot_record {
 	uint64_t runs;
 	int64_t last_reset;
 	uint64_t memory_limit;
+	/* -P as given, for --pool-show; a longer list is cut, ending "..." */
 	char cpuset[72];
+	/* the CPUs of -P, none without: what is compared and in force */
+	cpu_set_t cpus;
 };
 
 /* One borrowed slot. */
@@ -86,8 +90,23 @@ int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
 int rg_pool_release(struct rg_pool_lease *lease, struct rg_error *err);
 
 /* pool.c, for lease.c */
+
+/*
+ * Open the pool directory (O_PATH), made with its missing parents when
+ * create. Refused (EPERM, with a message that says what to fix) unless
+ * it and every directory above it is owned by root and writable by nobody
+ * else (one above may be a sticky directory writable by all, such as
+ * /tmp), and unless what runguard keeps in it is what runguard makes:
+ * no symbolic link, nothing others could write. A symbolic link on the
+ * way is followed only when root owns it.
+ */
 int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
 		     struct rg_error *err);
+/*
+ * When the directory of *dir_fd was removed (a destroy), open dir again,
+ * making it if needed. One fstat() when it was not.
+ */
+int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err);
 int rg_pool_read_header(int dir_fd, struct pool_header *h);
 int rg_pool_ensure(int dir_fd, const char *dir,
 		   const struct rg_pool_options *o, struct pool_header *h,
@@ -103,7 +122,7 @@ int rg_pool_open_slot_cgroup(const struct pool_header *h,
 uint32_t rg_pool_hash(const char *s);
 /* Take the saved cgroup mounts, when they still hold (v1). */
 void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h);
-int rg_pool_ns_dir(const char *dir, char *buf, size_t len,
-		   struct rg_error *err);
+/* <pool directory>/ns by the path of dir_fd (from rg_pool_open_dir). */
+int rg_pool_ns_dir(int dir_fd, char *buf, size_t len, struct rg_error *err);
 
 #endif

@@ -8,13 +8,20 @@
  */
 #include "prewarm.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/ioprio.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +37,8 @@ static const char *const root_dirs[] = {
 
 /* the walk again after this long: the cache may have been evicted */
 #define ROOT_PREWARM_INTERVAL_S 600
+/* a stamp not renewed for this long belongs to a root no longer used */
+#define STAMP_KEEP_S (6 * ROOT_PREWARM_INTERVAL_S)
 
 /* nftw has no user pointer; per thread, for threaded library callers */
 static _Thread_local struct rg_prewarm_stats *walk_stats;
@@ -104,34 +113,199 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 }
 
 /*
- * The chroot once per interval per pool: a stamp file per root, locked
- * while one runguard walks, so that 30 judges starting at once walk once.
+ * Which files a root's code directories hold does not depend on the -r
+ * string: DOMjudge passes "$PWD/../.." from a new directory for every
+ * test case, with the same chroot bind-mounted in. Bind mounts keep the
+ * device and inode numbers, so those name the stamp.
  */
-static void prewarm_root(const char *root, int pool_dir_fd)
+static bool root_identity(const char *root, char *key, size_t len)
+{
+	char path[PATH_MAX];
+	size_t used = 0;
+	struct stat st;
+
+	key[0] = '\0';
+	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs); i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
+				     root_dirs[i]) >= sizeof(path) ||
+		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		used += (size_t)snprintf(key + used, len - used, "%zu:%llx:%llx,",
+					 i, (unsigned long long)st.st_dev,
+					 (unsigned long long)st.st_ino);
+		if (used >= len)
+			return false;
+	}
+	return used > 0;
+}
+
+/* Stamps of roots nobody ran in lately: the directory stays small. */
+static void remove_old_stamps(int pool_dir_fd)
+{
+	int fd = openat(pool_dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	time_t now = time(NULL);
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "prewarm-", 8) ||
+		    fstatat(pool_dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    now - st.st_mtime < STAMP_KEEP_S)
+			continue;
+		unlinkat(pool_dir_fd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+static void walk_root(const char *root)
 {
 	struct rg_prewarm_stats stats = { 0 };
 	struct rg_error ignored;
-	char stamp[32], path[PATH_MAX];
-	struct stat st;
-	int fd;
+	char path[PATH_MAX];
 
-	snprintf(stamp, sizeof(stamp), "prewarm-%08x", rg_pool_hash(root));
-	if (fstatat(pool_dir_fd, stamp, &st, 0) == 0 &&
-	    time(NULL) - st.st_mtime < ROOT_PREWARM_INTERVAL_S)
+	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs); i++)
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
+				     root_dirs[i]) < sizeof(path))
+			prewarm_tree(path, &stats, true, &ignored);
+}
+
+/* The walker: lowest CPU and I/O priority, none of the caller's fds. */
+static _Noreturn void walker_main(const char *root, const char *pool_dir,
+				  int stamp_fd)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int dir_fd;
+
+	/* a pipe of the caller's held open would delay its reader's EOF */
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0 || dup2(stamp_fd, 3) < 0)
+		_exit(1);
+	syscall(SYS_close_range, 4, ~0U, 0);
+	setsid();
+	setpriority(PRIO_PROCESS, 0, 19);
+	syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
+	walk_root(root);
+	futimens(3, NULL);
+	dir_fd = open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd >= 0)
+		remove_old_stamps(dir_fd);
+	_exit(0);
+}
+
+/*
+ * Fork twice and wait for the middle process: the walker is an orphan
+ * (adopted by init) before we become a subreaper, so neither this run
+ * nor its caller waits for it. It inherits the stamp's lock.
+ */
+static void spawn_walker(const char *root, const char *pool_dir,
+			 int stamp_fd)
+{
+	pid_t mid = fork();
+
+	if (mid < 0)
 		return;
-	fd = openat(pool_dir_fd, stamp, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (mid == 0) {
+		if (fork() == 0)
+			walker_main(root, pool_dir, stamp_fd);
+		_exit(0);
+	}
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+struct walk_job {
+	char *root;
+	int stamp_fd; /* locked */
+};
+
+static void *walker_thread(void *arg)
+{
+	struct walk_job *job = arg;
+
+	walk_root(job->root);
+	futimens(job->stamp_fd, NULL);
+	close(job->stamp_fd); /* unlocks */
+	free(job->root);
+	free(job);
+	return NULL;
+}
+
+/*
+ * A caller that is a subreaper already (a library caller that reaps all
+ * children) would wait for a walker process: walk in a thread instead.
+ * Takes over stamp_fd.
+ */
+static void start_walker_thread(const char *root, int stamp_fd)
+{
+	struct walk_job *job = calloc(1, sizeof(*job));
+	pthread_attr_t attr;
+	pthread_t thread;
+	bool started = false;
+
+	if (job && (job->root = strdup(root)) && !pthread_attr_init(&attr)) {
+		job->stamp_fd = stamp_fd;
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		started = !pthread_create(&thread, &attr, walker_thread, job);
+		pthread_attr_destroy(&attr);
+	}
+	if (!started) {
+		close(stamp_fd);
+		if (job)
+			free(job->root);
+		free(job);
+	}
+}
+
+/* The stamp of root, locked, if its walk is due and nobody is at it. */
+static int take_due_stamp(const char *root, const char *pool_dir)
+{
+	char key[512], stamp[32];
+	struct rg_error ignored;
+	int dir_fd, fd = -1;
+	struct stat st;
+
+	if (!root_identity(root, key, sizeof(key)))
+		return -1;
+	/* a pool not made yet: the run after the first walks */
+	if (rg_pool_open_dir(pool_dir, false, &dir_fd, &ignored) < 0)
+		return -1;
+	snprintf(stamp, sizeof(stamp), "prewarm-%08x", rg_pool_hash(key));
+	if (fstatat(dir_fd, stamp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    time(NULL) - st.st_mtime >= ROOT_PREWARM_INTERVAL_S)
+		fd = openat(dir_fd, stamp,
+			    O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dir_fd);
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd); /* a walk is under way */
+		fd = -1;
+	}
+	return fd;
+}
+
+void rg_prewarm_root_async(const struct rg_config *cfg)
+{
+	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
+	int fd, reaper = 0;
+
+	if (!cfg->root)
+		return;
+	fd = take_due_stamp(cfg->root, dir);
 	if (fd < 0)
 		return;
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs);
-		     i++) {
-			if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
-					     root_dirs[i]) < sizeof(path))
-				prewarm_tree(path, &stats, true, &ignored);
-		}
-		futimens(fd, NULL);
+	prctl(PR_GET_CHILD_SUBREAPER, &reaper, 0, 0, 0);
+	if (reaper) {
+		start_walker_thread(cfg->root, fd);
+		return;
 	}
-	close(fd);
+	spawn_walker(cfg->root, dir, fd);
+	close(fd); /* the walker's copy keeps it locked */
 }
 
 /* The command's file as the child will find it, if it names a path. */
@@ -156,13 +330,11 @@ static void prewarm_command(const struct rg_config *cfg)
 	warm_path(path, &st, &stats);
 }
 
-void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)
+void rg_prewarm_for_run(const struct rg_config *cfg)
 {
 	struct rg_prewarm_stats stats = { 0 };
 	struct stat st;
 
-	if (cfg->root)
-		prewarm_root(cfg->root, pool_dir_fd);
 	prewarm_command(cfg);
 	/* the test input, given as a file or redirected from one */
 	if (cfg->input.path) {

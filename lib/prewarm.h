@@ -8,9 +8,17 @@
 #include "config.h"
 
 /*
- * Before a pooled run: the -r root's code directories (once per 10 min per
- * pool), the command's file and a regular file on stdin. Best effort.
+ * Before a pooled run: the command's file and a regular file on stdin.
+ * Cheap (two files); the caller waits for it. Best effort.
  */
-void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd);
+void rg_prewarm_for_run(const struct rg_config *cfg);
+
+/*
+ * The -r root's code directories, once per 10 minutes per set of
+ * directories (a stamp in the pool directory), read by a background
+ * walker at the lowest priority: no run waits for it. Call before
+ * becoming a child subreaper. Best effort.
+ */
+void rg_prewarm_root_async(const struct rg_config *cfg);
 
 #endif

@@ -16,30 +16,37 @@
 #include "syscall_filter_bpf.h"
 
 static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sock_fprog program;
+/* [0]: per-run slots, [1]: pool slots */
+static struct sock_fprog programs[2];
 
-static int load_program(struct sock_fprog *prog, struct rg_error *err)
+static int load_program(struct sock_fprog *prog, bool pooled,
+			struct rg_error *err)
 {
 #if RG_EMBEDDED_FILTER_LEN > 0
+	/* the generator writes both variants */
 	(void)err;
-	prog->filter = (struct sock_filter *)rg_embedded_filter;
-	prog->len = RG_EMBEDDED_FILTER_LEN;
+	prog->filter = (struct sock_filter *)(pooled ?
+		rg_embedded_pooled_filter : rg_embedded_filter);
+	prog->len = pooled ? RG_EMBEDDED_POOLED_FILTER_LEN :
+			     RG_EMBEDDED_FILTER_LEN;
 	return 0;
 #else
-	return rg_seccomp_build(prog, err);
+	return rg_seccomp_build(prog, pooled, err);
 #endif
 }
 
-int rg_seccomp_program(const struct sock_fprog **out, struct rg_error *err)
+int rg_seccomp_program(const struct sock_fprog **out, bool pooled,
+		       struct rg_error *err)
 {
+	struct sock_fprog *prog = &programs[pooled];
 	int rc = 0;
 
 	pthread_mutex_lock(&program_lock);
-	if (!program.filter)
-		rc = load_program(&program, err);
+	if (!prog->filter)
+		rc = load_program(prog, pooled, err);
 	pthread_mutex_unlock(&program_lock);
 	if (rc == 0)
-		*out = &program;
+		*out = prog;
 	return rc;
 }
 

@@ -7,17 +7,22 @@
  * live in memory the filter cannot read; libc then falls back to clone,
  * whose flags we can check.
  *
- * The build runs this once (gen_syscall_filter.c) and embeds the program,
+ * Pooled runs get a second variant that also refuses sockets of every
+ * family but AF_UNIX and AF_NETLINK (see add_pooled_rules).
+ *
+ * The build runs this once (gen_syscall_filter.c) and embeds the programs,
  * so that a run does not pay for compiling it; at run time it is only used
  * when the build could not run the generator (cross builds).
  */
 #include "syscall_filter.h"
 
 #include <errno.h>
+#include <linux/net.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +86,62 @@ static int add_rules(scmp_filter_ctx ctx, struct rg_error *err)
 	return 0;
 }
 
+/*
+ * socket() domains a pooled run may not use: everything but AF_UNIX (1)
+ * and AF_NETLINK (16), upper bits included. One comparison per rule (a
+ * libseccomp rule may compare an argument once), so ranges are masks.
+ */
+static const struct scmp_arg_cmp denied_domains[] = {
+	{ .arg = 0, .op = SCMP_CMP_EQ, .datum_a = AF_UNSPEC },
+	/* 2-3, 4-7, 8-15: datum_a masks, datum_b is the value */
+	{ .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = ~1ULL, .datum_b = 2 },
+	{ .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = ~3ULL, .datum_b = 4 },
+	{ .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = ~7ULL, .datum_b = 8 },
+	{ .arg = 0, .op = SCMP_CMP_GT, .datum_a = AF_NETLINK },
+};
+
+static int add_rule(scmp_filter_ctx ctx, int errnum, const char *name,
+		    struct scmp_arg_cmp cmp, struct rg_error *err)
+{
+	int nr = seccomp_syscall_resolve_name(name), rc;
+
+	if (nr == __NR_SCMP_ERROR)
+		return 0; /* unknown to this libseccomp */
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(errnum), nr, 1, cmp);
+	/* -EDOM: no such call on an arch of the filter (socketcall) */
+	if (rc < 0 && rc != -EDOM)
+		return rg_fail(err, -rc, "seccomp rule for %s", name);
+	return 0;
+}
+
+/*
+ * A pooled run shares its slot's network namespace with the runs before
+ * and after it, and the namespace's counters (/proc/net/snmp, netstat,
+ * the loopback's drops in /proc/net/dev) cannot be reset: a datagram to
+ * 127.0.0.1 (down) would be a message to the next run. Sockets of other
+ * families than AF_UNIX and AF_NETLINK fail with EAFNOSUPPORT, as on a
+ * kernel built without them; an unprivileged process changes no counter
+ * of its namespace with those two (docs/security.md). socketpair() makes
+ * two sockets too (AF_TIPC has it); 32-bit code calls both through
+ * socketcall(), whose arguments the filter cannot read: refused there
+ * whatever the family. io_uring (IORING_OP_SOCKET) is denied anyway.
+ */
+static int add_pooled_rules(scmp_filter_ctx ctx, struct rg_error *err)
+{
+	for (size_t i = 0; i < sizeof(denied_domains) / sizeof(*denied_domains); i++)
+		if (add_rule(ctx, EAFNOSUPPORT, "socket", denied_domains[i],
+			     err) < 0)
+			return -1;
+	if (add_rule(ctx, EAFNOSUPPORT, "socketpair",
+		     SCMP_A0(SCMP_CMP_NE, AF_UNIX), err) < 0 ||
+	    add_rule(ctx, EAFNOSUPPORT, "socketcall",
+		     SCMP_A0(SCMP_CMP_EQ, SYS_SOCKET), err) < 0 ||
+	    add_rule(ctx, EAFNOSUPPORT, "socketcall",
+		     SCMP_A0(SCMP_CMP_EQ, SYS_SOCKETPAIR), err) < 0)
+		return -1;
+	return 0;
+}
+
 static int add_arches(scmp_filter_ctx ctx, struct rg_error *err)
 {
 	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
@@ -127,7 +188,8 @@ static int export_program(scmp_filter_ctx ctx, struct sock_fprog *prog,
 	return 0;
 }
 
-int rg_seccomp_build(struct sock_fprog *prog, struct rg_error *err)
+int rg_seccomp_build(struct sock_fprog *prog, bool pooled,
+		     struct rg_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
@@ -151,6 +213,8 @@ int rg_seccomp_build(struct sock_fprog *prog, struct rg_error *err)
 	rc = add_arches(ctx, err);
 	if (!rc)
 		rc = add_rules(ctx, err);
+	if (!rc && pooled)
+		rc = add_pooled_rules(ctx, err);
 	if (!rc)
 		rc = export_program(ctx, prog, err);
 	seccomp_release(ctx);

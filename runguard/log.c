@@ -3,21 +3,40 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 void rg_cli_log_init(struct rg_cli_log *log, const char *progname, int fd)
 {
 	log->progname = progname;
+	log->name = progname;
 	clock_gettime(CLOCK_MONOTONIC, &log->start);
 	log->verbose = false;
 	log->quiet = false;
+	log->shared = false;
 	log->fd = fd;
+}
+
+static void choose_name(struct rg_cli_log *log)
+{
+	const char *slash = strrchr(log->progname, '/');
+
+	log->name = log->progname;
+	if (log->shared && !log->verbose && slash && slash[1])
+		log->name = slash + 1;
 }
 
 void rg_cli_log_set_mode(struct rg_cli_log *log, bool verbose, bool quiet)
 {
 	log->verbose = verbose;
 	log->quiet = quiet;
+	choose_name(log);
+}
+
+void rg_cli_log_set_shared(struct rg_cli_log *log, bool shared)
+{
+	log->shared = shared;
+	choose_name(log);
 }
 
 enum rg_log_level rg_cli_log_level(const struct rg_cli_log *log)
@@ -41,13 +60,13 @@ static int format_line(const struct rg_cli_log *log, enum rg_log_level level,
 {
 	switch (level) {
 	case RG_LOG_ERROR:
-		return snprintf(buf, len, "%s: %s\n", log->progname, message);
+		return snprintf(buf, len, "%s: %s\n", log->name, message);
 	case RG_LOG_WARNING:
-		return snprintf(buf, len, "%s: warning: %s\n", log->progname,
+		return snprintf(buf, len, "%s: warning: %s\n", log->name,
 				message);
 	default:
 		return snprintf(buf, len, "%s [%d @ %10.6f]: verbose: %s\n",
-				log->progname, (int)getpid(), elapsed(log),
+				log->name, (int)getpid(), elapsed(log),
 				message);
 	}
 }

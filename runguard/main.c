@@ -191,6 +191,7 @@ int main(int argc, char **argv)
 		return status ? EXIT_INTERNAL : 0;
 	}
 	rg_cli_log_set_mode(&log, opts.verbose, opts.quiet);
+	rg_cli_log_set_shared(&log, !opts.stderr_file);
 	if (opts.pool_command) {
 		if (rg_cli_settings_load(&opts, &settings, &err))
 			usage_error(&cli, &err);

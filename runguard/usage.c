@@ -5,9 +5,11 @@
  */
 #include "usage.h"
 
+#include <runguard/pool.h>
 #include <runguard/runguard.h>
 
 #include "rg-build-config.h"
+#include "settings.h"
 
 static const char options_text[] =
 	"  -r, --root=DIR         chroot to DIR (must lie below the CHROOT_PREFIX)\n"
@@ -38,7 +40,20 @@ static const char options_text[] =
 	"\n"
 	"Additions of this implementation:\n"
 	"      --seccomp=on|off   filter dangerous system calls (default: on)\n"
-	"      --allow-core-dumps let COMMAND dump core (unless -c is given)\n";
+	"      --allow-core-dumps let COMMAND dump core (unless -c is given)\n"
+	"      --pool-size=N      run in one of a pool of N reusable slots\n"
+	"                           (0: a new cgroup and namespaces per run)\n"
+	"      --pool-dir=DIR     the pool's directory (default: " RG_POOL_DIR_DEFAULT ")\n"
+	"\n"
+	"Pool administration (one of these, then exit; no COMMAND):\n"
+	"      --pool-create      create the pool, or complete it, with --pool-size\n"
+	"      --pool-show        print the pool's slots and their state\n"
+	"      --pool-destroy[=force]\n"
+	"                         remove the pool; refused while a slot is held,\n"
+	"                           unless force: then the runs in it are ended\n"
+	"      --pool-prewarm PATH...\n"
+	"                         read the files below each PATH into the page\n"
+	"                           cache, so that no slot is charged for them\n";
 
 static const char notes_text[] =
 	"\n"
@@ -48,7 +63,13 @@ static const char notes_text[] =
 	"TIME is seconds as a float, or SOFT:HARD; the hard limit stops COMMAND,\n"
 	"the soft one is only reported. The time written as `time-used' in the\n"
 	"meta file is that of the last of -t and -C, CPU time if neither is given.\n"
-	"Without the user option COMMAND runs as the real user ID of the caller.\n";
+	"Without the user option COMMAND runs as the real user ID of the caller.\n"
+	"\n"
+	"The pool settings come from the options, else the environment\n"
+	"(RUNGUARD_POOL_SIZE, RUNGUARD_POOL_DIR), else the configuration file\n"
+	"$RUNGUARD_CONFIG or " RG_CLI_CONFIG_FILE " (pool-size = N, pool-dir = DIR).\n"
+	"sudo strips the environment: as DOMjudge calls runguard (sudo -n\n"
+	"runguard ...), " RG_CLI_CONFIG_FILE " is the way to configure a pool.\n";
 
 int rg_cli_print_help(FILE *out, const char *progname)
 {

@@ -2,7 +2,12 @@
 """Command line: help/version, option errors, user checks (spec §1, §2.3)."""
 
 
+import os
+import struct
+import time
+
 from rgtest import RGTestCase, RUN_USER, RUN_GROUP, main
+from test_pool import PoolTestCase, parse_kv
 
 
 class CliTest(RGTestCase):
@@ -17,8 +22,15 @@ class CliTest(RGTestCase):
                     '--cpuset', '--no-core', '--stdout', '--stderr',
                     '--streamsize', '--environment', '--variable',
                     '--outmeta', '--runpipepid', '--verbose', '--quiet',
-                    '--help', '--version'):
+                    '--help', '--version', '--seccomp', '--allow-core-dumps',
+                    '--pool-size', '--pool-dir', '--pool-create',
+                    '--pool-show', '--pool-destroy[=force]',
+                    '--pool-prewarm'):
             self.assertIn(opt, res.stdout)
+        # sudo strips RUNGUARD_POOL_*: DOMjudge's runs need the file
+        self.assertIn('sudo strips the environment', res.stdout)
+        self.assertIn('/etc/runguard.conf is the way to configure a pool',
+                      res.stdout.replace('\n', ' '))
 
     def test_version(self):
         res = self.run_raw(['--version'])
@@ -223,6 +235,63 @@ class CliTest(RGTestCase):
                 res = self.rg(opt, self.prog('hello'))
                 self.assertRun(res)
                 self.assertEqual(res.stdout, 'hello stdout\n')
+
+
+class PooledCliTest(PoolTestCase):
+    """What is valid without the pool is valid with it."""
+
+    pool_size = 1
+
+    def test_long_cpuset_list(self):
+        # Over the 71 characters the slot record shows; two lists with the
+        # same beginning that name different CPUs, in the same slot.
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) < 2:
+            self.skipTest('needs two CPUs')
+        a, b = cpus[:2]
+        head = ','.join([str(a)] * 40)
+        for i, (tail, expect) in enumerate([
+                (str(a), str(a)), (str(b), '%d,%d' % (a, b)),
+                (str(a), str(a))]):
+            with self.subTest(step=i, tail=tail):
+                r = self.prg('-P', head + ',' + tail, '-t', '20',
+                             self.probe, 'ns', meta='meta%d' % i)
+                self.assertPoolMeta(r, slots=(0,))
+                self.assertNotIn('internal-error', r.stderr)
+                self.assertIn(parse_kv(r.stdout).get('cpus'),
+                              (expect, expect.replace(',', '-')),
+                              r.describe())
+        r = self.admin('--pool-show')
+        self.assertEqual(r.rc, 0, r.describe())
+        row = r.stdout.splitlines()[2].split()
+        self.assertEqual(row[-1], (head + ',' + str(a))[:68] + '...',
+                         r.stdout)
+
+    def test_table_of_the_old_layout_is_not_trusted(self):
+        # The slot record grew (the CPUs of -P): a slots.table written by
+        # an older runguard ("RGS1" records, 112 bytes) must not be read as
+        # settings in force. Here its record says "no memory limit" while
+        # the slot's cgroup still has the 64 MiB of the last run.
+        r = self.prg('-m', '65536', self.prog('hello'), meta='meta-limited')
+        self.assertPoolMeta(r, slots=(0,))
+        old = struct.pack('<IIiIQqQ72s', 0x31534752, 1, 0, 0x3, 1,
+                          int(time.time()), (1 << 64) - 1, b'')
+        with open(os.path.join(self.pool, 'slots.table'), 'r+b') as f:
+            f.write(old * 3)
+        r = self.prg('-t', '20', self.prog('memhog'), '100',
+                     meta='meta-unlimited')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertIn('allocated 100 MiB', r.stdout, r.describe())
+
+    def test_memory_limit_below_setup(self):
+        # -m 1 kills the child during its set-up: a run, pooled as not.
+        for i in range(2):
+            r = self.prg('-m', '1', self.prog('hello'), meta='meta%d' % i)
+            self.assertPoolMeta(r, exitcode=137, slots=(0,))
+            self.assertEqual(r.stdout, '', r.describe())
+        r = self.prg(self.prog('hello'), meta='meta-after')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertEqual(r.stdout, 'hello stdout\n', r.describe())
 
 
 if __name__ == '__main__':

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Meta file format, exit codes, time/memory/process/file limits (§2, §3.2)."""
 
+import ctypes
 import os
+import resource
 import subprocess
 
 import rgtest
@@ -164,6 +166,42 @@ class TimeLimitTest(RGTestCase):
         self.assertEqual(res.m['signal'], '14')
         self.assertLess(res.elapsed, 8)
 
+    def test_stderr_budget_without_e(self):
+        # DOMjudge's runguard_test (test_streamsize_stderr): without -e,
+        # runguard's lines share the program's stderr, and the test allows
+        # 100 bytes beyond -s. Only the hard wall line is printed there, by
+        # the program's base name; -v still prints the verdict, and with -e
+        # every warning goes to runguard's own stderr, as before.
+        fill = ['/bin/sh', '-c', 'while :; do echo DOMjudge >&2; done']
+        res = self.rg('-t', '1', '-s', '42', *fill)
+        self.assertRun(res, exitcode=143, signal=True, truncated=True,
+                       time_result='hard-timelimit')
+        self.assertEqual(res.m['output-truncated'], 'stderr')
+        extra = len(res.err) - 42 * 1024
+        self.assertGreaterEqual(extra, 0, res.describe())
+        self.assertLess(extra, 100, res.describe())
+        self.assertIn('timelimit exceeded', res.stderr)
+        self.assertIn('hard wall time', res.stderr)
+        self.assertIn('runguard: warning: timelimit exceeded', res.stderr)
+        self.assertNotIn('terminated with signal', res.stderr)
+
+        res = self.rg('-v', '-t', '1', '-s', '42', *fill, meta='meta-v')
+        self.assertRun(res, exitcode=143, signal=True, truncated=True,
+                       time_result='hard-timelimit')
+        self.assertIn('command terminated with signal 15', res.stderr)
+        self.assertIn('timelimit exceeded (soft wall time)', res.stderr)
+
+        res = self.rg('-t', '1', '-s', '42', '-e', self.path('err'), *fill,
+                      meta='meta-e')
+        self.assertRun(res, exitcode=143, signal=True, truncated=True,
+                       time_result='hard-timelimit')
+        self.assertEqual(os.path.getsize(self.path('err')), 42 * 1024)
+        for line in ('timelimit exceeded (hard wall time)',
+                     'command terminated with signal 15',
+                     'timelimit exceeded (soft wall time)'):
+            self.assertIn('%s: warning: %s' % (rgtest.RUNGUARD, line),
+                          res.stderr)
+
     def test_cpu_soft_limit(self):
         res = self.rg('-C', '0.3:5', self.prog('spin'), '0.6')
         self.assertRun(res, exitcode=0, time_result='soft-timelimit')
@@ -261,6 +299,18 @@ class MemoryLimitTest(RGTestCase):
         self.assertGreaterEqual(res.i('memory-bytes'), 20 * MIB,
                                 res.describe())
         self.assertLessEqual(res.i('memory-bytes'), 100 * MIB, res.describe())
+
+    def test_limit_below_setup_is_a_run(self):
+        # -m 1: the OOM killer kills the child in the run's cgroup before
+        # exec. That is the run hitting its limit (DOMjudge: its child is
+        # killed), not an internal error that disables the judgehost.
+        for pool in ([], ['--pool-size=0']):
+            with self.subTest(pool=pool):
+                res = self.rg(*pool, '-m', '1', self.prog('hello'))
+                self.assertRun(res, exitcode=137)
+                self.assertEqual(res.stdout, '', res.describe())
+                self.assertNotIn('internal-error', res.stderr)
+                self.assertEqual(res.f('wall-time'), 0.0, res.describe())
 
     def test_memory_counts_all_processes(self):
         # Two 30 MiB hogs held at the same time: the cgroup peak sees both.
@@ -398,6 +448,83 @@ class RlimitTest(RGTestCase):
         res = self.rg('-f', '16', self.prog('writefile'), target, '16384')
         self.assertRun(res, exitcode=0)
         self.assertEqual(os.path.getsize(target), 16384)
+
+
+PR_CAPBSET_DROP = 24
+CAP_SYS_RESOURCE = 24
+
+
+def drop_cap_sys_resource():
+    """preexec_fn: a root without CAP_SYS_RESOURCE (a container, a
+    hardened host), as root's caps after execve are its bounding set."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_CAPBSET_DROP, CAP_SYS_RESOURCE, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), 'PR_CAPBSET_DROP')
+
+
+def has_cap_sys_resource(preexec_fn=None):
+    """Whether a root process started like runguard has CAP_SYS_RESOURCE."""
+    out = subprocess.run(['grep', '^CapEff:', '/proc/self/status'],
+                         capture_output=True, text=True, check=True,
+                         preexec_fn=preexec_fn).stdout
+    return bool(int(out.split()[1], 16) & (1 << CAP_SYS_RESOURCE))
+
+
+def sudo_core_limit():
+    """preexec_fn: the RLIMIT_CORE 0/0 that Debian's sudo hands over."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class HardenedRootTest(RGTestCase):
+    """DOMjudge calls `sudo -n runguard`: RLIMIT_CORE 0/0 from sudo, and on
+    some hosts a root without CAP_SYS_RESOURCE, which may not raise a hard
+    limit. Never an internal error (spec §3.2: EPERM is a warning)."""
+
+    def probe(self, *opts, preexec_fn, meta='meta'):
+        res = self.rg(*opts, self.prog('probe'), preexec_fn=preexec_fn,
+                      meta=meta)
+        self.assertRun(res)
+        self.assertNotIn('internal-error', res.stderr)
+        lines = dict(l.split(': ', 1) for l in res.stdout.splitlines()
+                     if ': ' in l)
+        return res, lines
+
+    def test_emulation_drops_the_capability(self):
+        self.assertFalse(has_cap_sys_resource(drop_cap_sys_resource))
+
+    def test_sudo_core_limit(self):
+        # With the capability 0 is raised to 1, without it stays 0/0.
+        want = '1 1' if has_cap_sys_resource() else '0 0'
+        for opts in ([], ['--no-core']):
+            with self.subTest(opts=opts):
+                res, p = self.probe(*opts, preexec_fn=sudo_core_limit)
+                self.assertEqual(p['rlimit-core'], want, res.describe())
+                self.assertNotIn('RLIMIT_CORE', res.stderr)
+
+    def test_sudo_core_limit_without_cap_sys_resource(self):
+        def hardened_sudo():
+            drop_cap_sys_resource()
+            sudo_core_limit()
+        for opts in ([], ['--no-core']):
+            with self.subTest(opts=opts):
+                res, p = self.probe(*opts, preexec_fn=hardened_sudo)
+                self.assertEqual(p['rlimit-core'], '0 0', res.describe())
+                # as DOMjudge: nothing to warn about, it is what it sets
+                self.assertNotIn('RLIMIT_CORE', res.stderr)
+        res = self.rg(self.prog('signal'), 'SEGV', preexec_fn=hardened_sudo,
+                      meta='meta-segv')
+        self.assertRun(res, exitcode=139)
+
+    def test_limits_that_cannot_be_raised_are_warnings(self):
+        def hardened_low_limits():
+            drop_cap_sys_resource()
+            resource.setrlimit(resource.RLIMIT_STACK, (8 * MIB, 64 * MIB))
+            resource.setrlimit(resource.RLIMIT_CPU, (2, 2))
+        res, p = self.probe('-C', '5', preexec_fn=hardened_low_limits)
+        self.assertEqual(p['rlimit-stack'], '%d %d' % (64 * MIB, 64 * MIB))
+        self.assertEqual(p['rlimit-cpu'], '2 2')
+        self.assertIn('warning: cannot raise RLIMIT_STACK', res.stderr)
+        self.assertIn('warning: cannot raise RLIMIT_CPU', res.stderr)
 
 
 if __name__ == '__main__':

@@ -210,7 +210,9 @@ class Show:
                   and re.fullmatch(r'[0-9]+', row['runs'])
                   and re.fullmatch(r'-|' + ISO8601_RE, row['last-reset'])
                   and re.fullmatch(r'-|max|[0-9]+', row['memory-limit'])
-                  and re.fullmatch(r'-|[0-9][0-9,-]*', row['cpuset']))
+                  # a list too long for the table ends in "..."
+                  and re.fullmatch(r'-|[0-9][0-9,-]*(\.\.\.)?',
+                                   row['cpuset']))
             if not ok:
                 raise AssertionError('bad slot row %r in --pool-show:\n%s'
                                      % (ln, text))
@@ -511,6 +513,17 @@ class PoolTestCase(RGTestCase):
                     left.append(name)
         self.assertEqual(left, [], 'pool files left in %s' % pool)
 
+    def show_when_not_held(self, timeout=10):
+        """--pool-show once no slot is held (a dead runguard's watchdog
+        holds its slot until the run's processes are dead)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            s = self.show()
+            if ('held' not in s.states() or
+                    time.monotonic() >= deadline):
+                return s
+            time.sleep(0.05)
+
     def wait_gone(self, pids, timeout=10):
         """Wait (bounded) until none of pids is a process of the run user."""
         return wait_until(lambda: [p for p in procs_of_uid(self.uid)
@@ -580,8 +593,11 @@ class PoolLeakageTest(PoolTestCase):
                 self.assertEqual(o2.get('hostname'), o1.get('hostname'), d)
             with self.subTest(round=rnd, what='namespaces'):
                 self.assertNotIn(None, ns_of(o1), d)
-                self.assertEqual(ns_of(o2), ns_of(o1),
+                # the IPC namespace is a new one after a run that made
+                # SysV objects (docs/pool.md, "Scrubbing the namespaces")
+                self.assertEqual(ns_of(o2)[1:], ns_of(o1)[1:],
                                  'same slot, other namespaces\n' + d)
+                self.assertNotEqual(ns_of(o2)[0], ns_of(o1)[0], d)
                 for t, a, b in zip(('ipc', 'net', 'uts'), ns_of(o1), host):
                     self.assertNotEqual(a, b, 'run in the host %s namespace'
                                         '\n%s' % (t, d))
@@ -761,10 +777,10 @@ class PoolCrashRecoveryTest(PoolTestCase):
         proc.wait(timeout=30)
         proc.stderr.close()
 
-        s = self.show()
+        s = self.show_when_not_held()
         self.assertEqual(s.size, 1, s.text)
         # Its holder died mid-run: dirty (or free, if already recovered);
-        # never held by a dead process.
+        # held only while the watchdog kills the run, never after.
         self.assertIn(s.slots[0]['state'], ('dirty', 'free'), s.text)
 
         # The next run cleans the slot and succeeds.
@@ -797,6 +813,49 @@ class PoolCrashRecoveryTest(PoolTestCase):
         s = self.show()
         self.assertEqual(s.slots[0]['state'], 'free', s.text)
 
+
+    def kill_runguard_mid_run(self, handle):
+        """SIGKILL a runguard whose run left a setsid daemon; return the
+        pids of the run's processes."""
+        self.wait_for_user_process('poolprobe')
+        have_two = wait_until(
+            lambda: len([p for p in procs_of_uid(self.uid)
+                         if p[3] == 'poolprobe']) < 2, 10)
+        self.assertFalse(have_two, 'the run did not start its daemon')
+        victims = [p[0] for p in procs_of_uid(self.uid)]
+        os.kill(handle[0].pid, signal.SIGKILL)
+        handle[0].wait(timeout=30)
+        handle[0].stderr.close()
+        return victims
+
+    def test_leftovers_die_with_killed_runguard(self):
+        # No later run takes the slot: the run's processes must die anyway,
+        # at once, and stop counting against the run user's process limit.
+        h = self.start(['-t', '120', self.probe, 'daemon', '60'],
+                       'meta-crash', stdout=subprocess.DEVNULL)
+        victims = self.kill_runguard_mid_run(h)
+        self.assertEqual(self.wait_gone(victims, 10), [],
+                         'processes of a SIGKILLed runguard live on')
+        self.assertEqual(wait_until(lambda: procs_of_uid(self.uid), 10), [],
+                         'the run user still has processes')
+        s = self.show_when_not_held()
+        # not cleaned yet (nobody took it), but nothing runs in it
+        self.assertEqual(s.slots[0]['state'], 'dirty', s.text)
+        r = self.prg('-t', '20', self.probe, 'look', meta='meta-look')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertEqual(parse_kv(r.stdout).get('other-procs'), 'none',
+                         r.describe())
+        self.assertEqual(self.show().slots[0]['state'], 'free')
+
+    def test_leftovers_die_with_killed_unpooled_runguard(self):
+        before = cgroup_children()
+        h = self.start(['-t', '120', self.probe, 'daemon', '60'],
+                       'meta-crash', size=0, stdout=subprocess.DEVNULL)
+        victims = self.kill_runguard_mid_run(h)
+        self.assertEqual(self.wait_gone(victims, 10), [],
+                         'processes of a SIGKILLed runguard live on')
+        self.assertEqual(wait_until(lambda: cgroup_children() - before, 5),
+                         set(), 'the run\'s cgroup was left behind')
 
     def test_waiting_run_takes_over_slot_of_killed_holder(self):
         a = self.start(['-t', '60', self.probe, 'hold', '30'], 'meta-a',
@@ -1063,12 +1122,63 @@ class PoolChurnTest(PoolTestCase):
             self.assertPoolMeta(r, slots=(0,))
         return ns_of(parse_kv(r.stdout))
 
+    def cgroup_per_run(self, s):
+        """Whether this kernel's memory peak cannot be reset, so that the
+        pool gives each run a new slot cgroup (docs/pool.md, "Resetting
+        the cgroup"): cgroup v2 with a read-only memory.peak (5.19-6.11;
+        writable from 6.12, missing before 5.19)."""
+        if cgroup_mode() != 'v2':
+            return False
+        peak = os.path.join(CGROOT, s.cgroup, 'slot-0', 'memory.peak')
+        try:
+            return not os.stat(peak).st_mode & 0o200
+        except FileNotFoundError:
+            return False
+
+    def pool_cgroup_stat(self, s):
+        """cgroup.stat of the pool's v2 cgroup: nr_descendants (live) and
+        nr_dying_descendants (removed, still referenced by the kernel)."""
+        with open(os.path.join(CGROOT, s.cgroup, 'cgroup.stat')) as f:
+            return {k: int(v) for k, v in
+                    (ln.split() for ln in f if ln.strip())}
+
+    def check_pool_cgroup_events(self, s, mine, per_run):
+        """Exactly one new slot cgroup per run (and the old one removed)
+        where the peak cannot be reset; no cgroup event at all elsewhere."""
+        if not per_run:
+            self.assertEqual(mine, [], 'cgroup mkdir/rmdir of the pool '
+                             'during %d pooled runs' % self.RUNS)
+            return
+        slot = '/%s/slot-0' % s.cgroup
+        count = {'cgroup_mkdir': 0, 'cgroup_rmdir': 0}
+        other = []
+        for e in mine:
+            m = re.search(r'\b(cgroup_mkdir|cgroup_rmdir): .*\bpath=(\S+)',
+                          e)
+            if m and m.group(2) == slot:
+                count[m.group(1)] += 1
+            else:
+                other.append(e)
+        self.assertEqual(other, [], 'cgroup events of the pool other than '
+                         'its slot cgroup %s' % slot)
+        self.assertEqual(count, {'cgroup_mkdir': self.RUNS,
+                                 'cgroup_rmdir': self.RUNS},
+                         'memory.peak cannot be reset here: each of %d '
+                         'pooled runs must get exactly one new slot cgroup'
+                         % self.RUNS)
+
     def test_500_runs_leave_kernel_state_unchanged(self):
         seen_warm = set(self.run_ns(i) for i in range(self.WARMUP))
         self.assertEqual(len(seen_warm), 1, seen_warm)
         self.assertNotIn(None, next(iter(seen_warm)))
         s = self.show()
+        per_run = self.cgroup_per_run(s)
+        print('test_pool churn: memory.peak %s: %s'
+              % ('cannot be reset' if per_run else 'is reset or sampled',
+                 'one new slot cgroup per run' if per_run
+                 else 'no cgroup made'))
         time.sleep(0.5)
+        stat_before = self.pool_cgroup_stat(s) if per_run else None
         cg_before = proc_cgroups()
         mnt_before = mountinfo_text()
         tracer = CgroupTracer()
@@ -1089,8 +1199,8 @@ class PoolChurnTest(PoolTestCase):
         foreign_mkdirs = {}
         if events is not None:
             mine = [e for e in events if s.cgroup_name in e]
-            self.assertEqual(mine, [], 'cgroup mkdir/rmdir of the pool '
-                             'during %d pooled runs' % self.RUNS)
+            self.check_pool_cgroup_events(s, mine, per_run)
+            events = [e for e in events if s.cgroup_name not in e]
             # The machine is shared: cgroups made by others meanwhile (the
             # tracer sees them, by hierarchy id) may raise the counts.
             for e in events:
@@ -1102,17 +1212,34 @@ class PoolChurnTest(PoolTestCase):
                 print('test_pool churn: cgroup events of others meanwhile:'
                       '\n  ' + '\n  '.join(events[:20]))
         # Counters settle (async frees); then no controller may have more
-        # cgroups than before, except for what others made meanwhile.
+        # cgroups than before, except for what others made meanwhile and,
+        # with a cgroup per run, the removed slot cgroups the kernel still
+        # holds (dying: page cache of the run still charged to them).
         hier = proc_cgroup_hierarchies()
+
+        def dying():
+            if not per_run:
+                return 0
+            return (self.pool_cgroup_stat(s)['nr_dying_descendants']
+                    - stat_before['nr_dying_descendants'])
 
         def grown():
             now = proc_cgroups()
             return {c: (cg_before[c], n) for c, n in now.items()
                     if n - cg_before.get(c, 0)
-                    > foreign_mkdirs.get(hier.get(c), 0)}
+                    > foreign_mkdirs.get(hier.get(c), 0) + dying()}
         grew = wait_until(grown, 5)
         self.assertEqual(grew, {}, '/proc/cgroups num_cgroups grew during '
                          'the pooled runs (controller: (before, after))')
+        if per_run:
+            stat_after = self.pool_cgroup_stat(s)
+            print('test_pool churn: removed slot cgroups still dying: %d'
+                  % dying())
+            self.assertEqual(stat_after['nr_descendants'],
+                             stat_before['nr_descendants'],
+                             'live cgroups of the pool: %s -> %s'
+                             % (stat_before, stat_after))
+            self.assertLessEqual(dying(), self.RUNS, stat_after)
         mnt_after = wait_until(lambda: mountinfo_text() != mnt_before
                                and mountinfo_text(), 5)
         if mnt_after:
@@ -1395,6 +1522,76 @@ class PoolAdminTest(PoolTestCase):
         self.assertFalse(os.path.exists(os.path.join(self.pool, 'pool.state')))
 
 
+def resident_bytes(path):
+    """Bytes of path in the page cache (util-linux fincore)."""
+    out = subprocess.run(['fincore', '--bytes', '--noheadings', '--output',
+                          'RES', path], check=True, capture_output=True,
+                         text=True).stdout
+    return int(out.strip())
+
+
+class PoolPrewarmTest(PoolTestCase):
+    """The -r root's code directories are read in by a walker in the
+    background, once per set of directories: DOMjudge's "$PWD/../.." from
+    a new test-case directory for every call names the same chroot."""
+
+    pool_size = 1
+
+    def stamps(self):
+        return sorted(n for n in os.listdir(self.pool)
+                      if n.startswith('prewarm-'))
+
+    def evicted_library(self):
+        lib = os.path.join(self.chroot, 'usr', 'lib')
+        os.makedirs(lib)
+        self.addCleanup(shutil.rmtree, os.path.join(self.chroot, 'usr'),
+                        True)
+        f = os.path.join(lib, 'libbig.so')
+        with open(f, 'wb') as fh:
+            fh.write(os.urandom(4 * MIB))
+            fh.flush()
+            os.fsync(fh.fileno())
+            os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        return f
+
+    def bound_chroot(self):
+        """The chroot bind-mounted at a second place, as DOMjudge's
+        chroot-startstop.sh does."""
+        other = self.job_dir('bound')
+        subprocess.run(['mount', '--bind', self.chroot, other], check=True)
+        self.addCleanup(subprocess.run, ['umount', '-l', other])
+        return other
+
+    def run_in(self, root, meta):
+        r = self.prg('-r', root, '-t', '20', '/bin/poolprobe', 'ns',
+                     meta=meta)
+        self.assertPoolMeta(r, slots=(0,))
+
+    def test_one_walk_for_many_root_strings(self):
+        f = self.evicted_library()
+        self.assertLess(resident_bytes(f), MIB, 'could not evict ' + f)
+        other = self.bound_chroot()
+        old = os.path.join(self.pool, 'prewarm-0badc0de')
+        # the first run makes the pool (and nothing to stamp in yet)
+        self.run_in(self.chroot, 'meta-0')
+        with open(old, 'w'):
+            pass
+        os.utime(old, (time.time() - 7200, time.time() - 7200))
+        roots = [self.chroot, self.chroot + '/bin/..', other,
+                 other + '/work/../', self.chroot + '//tmp/..']
+        for i, root in enumerate(roots):
+            self.run_in(root, 'meta-%d' % (i + 1))
+        self.assertEqual(
+            wait_until(lambda: resident_bytes(f) < 4 * MIB, 30), False,
+            'the walker did not read the root\'s libraries in')
+        # one stamp for one chroot; the stale one went with the walk
+        self.assertEqual(wait_until(lambda: len(self.stamps()) != 1, 10),
+                         False, self.stamps())
+        for i, root in enumerate(roots):
+            self.run_in(root, 'meta-again-%d' % i)
+        self.assertEqual(len(self.stamps()), 1, self.stamps())
+
+
 class PoolConfigTest(PoolTestCase):
     """Option > environment > config file; bad values are fatal (255)."""
 
@@ -1508,6 +1705,204 @@ class PoolConfigTest(PoolTestCase):
         missing = os.path.join(self.pool_parent, 'missing.conf')
         r = self.bare_run(env=self.env(RUNGUARD_CONFIG=missing))
         self.assertFatal(r, re.escape(missing))
+
+# ---------------------------------------------------------------------------
+# 10. A reused slot looks fresh (issue 11)
+# ---------------------------------------------------------------------------
+
+class ReusedSlotLooksFreshTest(PoolTestCase):
+    """What a program can read of its slot's namespaces and cgroup is what
+    a fresh slot shows, whatever earlier runs in the slot did."""
+
+    pool_size = 1
+
+    def probe_run(self, meta, *args, pooled=True):
+        if pooled:
+            r = self.prg('-t', '20', self.probe, *args, meta=meta)
+            self.assertPoolMeta(r, slots=(0,))
+        else:
+            r = self.nopool('-t', '20', self.probe, *args, meta=meta)
+            self.assertRun(r)
+        return r
+
+    def test_sysv_ipc_ids_as_in_a_fresh_namespace(self):
+        # The ids a run gets (one object made and removed, then three)
+        # are those of a new IPC namespace, also after runs that made many.
+        fresh = self.probe_run('meta-fresh', 'ipc', '3')
+        nopool = self.probe_run('meta-nopool', 'ipc', '3', pooled=False)
+        quiet = [ns_of(parse_kv(self.probe_run('meta-ns%d' % i,
+                                               'ns').stdout))
+                 for i in range(2)]
+        pred = self.probe_run('meta-pred', 'ipc', '20')
+        after = [self.probe_run('meta-after%d' % i, 'ipc', '3')
+                 for i in range(2)]
+        d = '\n\n'.join(r.describe() for r in [fresh, nopool, pred] + after)
+        for kind in ('shm', 'sem', 'msg'):
+            key = kind + '-ids'
+            ids = parse_kv(fresh.stdout).get(key)
+            self.assertEqual(ids, parse_kv(nopool.stdout).get(key), d)
+            self.assertRegex(ids or '', r'\A[0-9]+( [0-9]+){3}\Z', d)
+            for r in after:
+                self.assertEqual(parse_kv(r.stdout).get(key), ids,
+                                 '%s ids after a run that made 21\n%s'
+                                 % (kind, d))
+        # runs that use no SysV IPC keep the slot's namespace
+        self.assertEqual(quiet[0], quiet[1], d)
+
+    def test_net_counters_as_in_a_fresh_namespace(self):
+        # UDP to 127.0.0.1 and 0.0.0.0 and TCP connects (lo is down) bump
+        # the counters of /proc/net/snmp, netstat and dev; a later run in
+        # the slot must read what a run in a fresh slot reads.
+        fresh = self.probe_run('meta-fresh', 'netread')
+        nopool = self.probe_run('meta-nopool', 'netread', pooled=False)
+        send = self.probe_run('meta-send', 'netsend')
+        after = self.probe_run('meta-after', 'netread')
+        d = '\n\n'.join(r.describe() for r in (fresh, nopool, send, after))
+        self.assertIn('== /proc/net/snmp\nIp: ', fresh.stdout, d)
+        self.assertIn('netsend: done', send.stdout, d)
+        self.assertEqual(fresh.stdout, nopool.stdout, d)
+        self.assertEqual(after.stdout, fresh.stdout, d)
+        # without the pool, a run's network namespace is its own: the
+        # sockets are allowed there
+        unpooled = self.probe_run('meta-unpooled', 'netsend', pooled=False)
+        self.assertIn('udp-0.0.0.0: sent 5', unpooled.stdout,
+                      unpooled.describe())
+
+    def test_small_tmpfs_file_not_charged_to_later_runs(self):
+        # A 100 KiB file left on a tmpfs stays charged to the memory cgroup
+        # of the run that wrote it; a later run must not find it charged
+        # to its own cgroup (its peak and its room under the limit).
+        path = PoolExactNumbersTest.tmpfs_file(self)
+        fresh = self.probe_run('meta-fresh', 'memcg')
+        pred = self.probe_run('meta-pred', 'kib', path, '100')
+        after = self.probe_run('meta-after', 'memcg')
+        d = '\n\n'.join(r.describe() for r in (fresh, pred, after))
+        self.assertIn('kib: wrote 100 KiB', pred.stdout, d)
+        self.assertEqual(os.path.getsize(path), 100 * 1024, d)
+        self.assertEqual(parse_kv(fresh.stdout).get('memcg-shmem'), '0', d)
+        self.assertEqual(parse_kv(after.stdout).get('memcg-shmem'), '0',
+                         'tmpfs pages of an earlier run charged\n' + d)
+        self.assertLessEqual(after.i('memory-bytes'),
+                             fresh.i('memory-bytes') + MEM_MARGIN, d)
+
+
+class PoolRemadeUnderRunTest(PoolTestCase):
+    """A run waiting for a slot outlives a destroy of its pool."""
+
+    pool_size = 1
+
+    def test_destroy_force_while_a_run_waits(self):
+        holder = self.start(['-t', '60', self.probe, 'hold', '30'],
+                            'meta-holder', stdout=subprocess.DEVNULL)
+        self.wait_for_user_process('poolprobe')
+        waiter = self.start(['-t', '20', self.probe, 'ns'], 'meta-waiter')
+        time.sleep(0.5)
+        self.assertIsNone(waiter[0].poll(), 'the second run did not wait')
+        r = self.admin('--pool-destroy=force', timeout=60)
+        self.assertEqual(r.rc, 0, r.describe())
+        held = self.finish(holder, timeout=30)
+        res = self.finish(waiter, timeout=30)
+        d = held.describe() + '\n\n' + res.describe()
+        # the holder was ended by the destroy: its meta file is a run's
+        self.assertIsNotNone(held.meta, d)
+        self.assertNotIn('internal-error', held.keys, d)
+        # the waiter made the pool again and ran normally
+        self.assertPoolMeta(res, slots=(0,))
+        self.assertIn('ns-ipc', res.stdout, d)
+        self.assertEqual(self.show().size, 1)
+
+
+# ---------------------------------------------------------------------------
+# 11. The pool directory is trusted only when nobody else can write it
+# ---------------------------------------------------------------------------
+
+class PoolDirTrustTest(PoolTestCase):
+    """root never writes through a symbolic link in the pool directory nor
+    mounts onto one, and refuses a pool directory others could write."""
+
+    pool_size = 1
+
+    def dir_at(self, name, uid=0, mode=0o755):
+        d = os.path.join(self.pool_parent, name)
+        os.mkdir(d)
+        os.chown(d, uid, -1)
+        os.chmod(d, mode)
+        # never created by runguard: nothing to destroy, but unmount and
+        # remove whatever a broken runguard made
+        self.addCleanup(umount_under, d)
+        return d
+
+    def target(self):
+        """What a hostile symlink points to: a file and a directory."""
+        t = os.path.join(self.pool_parent, 'target')
+        if not os.path.isdir(t):
+            os.mkdir(t)
+            self.addCleanup(umount_under, t)
+            with open(os.path.join(t, 'file'), 'w') as f:
+                f.write('precious\n')
+        return t
+
+    def assertTargetUntouched(self, t, d):
+        self.assertEqual(mounts_under(t), [], 'mounted onto the target\n' + d)
+        self.assertEqual(sorted(os.listdir(t)), ['file'], d)
+        with open(os.path.join(t, 'file')) as f:
+            self.assertEqual(f.read(), 'precious\n', 'written through a '
+                             'symbolic link\n' + d)
+
+    def assertRefused(self, pool, meta, what):
+        r = self.prg('-t', '20', self.probe, 'ns', pool=pool, meta=meta)
+        d = r.describe()
+        self.assertNotEqual(r.rc, 0, d)
+        self.assertNotIn('ns-ipc', r.stdout, 'the command ran\n' + d)
+        if r.meta is not None:
+            self.assertEqual(r.keys, ['internal-error'], d)
+        msg = r.stderr + (r.meta_text or '')
+        self.assertRegex(msg, what, 'no clear message\n' + d)
+        self.assertEqual(mounts_under(pool), [], d)
+        a = self.admin('--pool-size=1', '--pool-create', pool=pool)
+        self.assertNotEqual(a.rc, 0, a.describe())
+        self.assertRegex(a.stderr, what, a.describe())
+        return d
+
+    def test_dir_owned_by_the_run_user(self):
+        t = self.target()
+        pool = self.dir_at('userpool', uid=self.uid)
+        os.symlink(os.path.join(t, 'file'),
+                   os.path.join(pool, 'slots.table'))
+        os.symlink(t, os.path.join(pool, 'ns'))
+        for name in ('slots.table', 'ns'):
+            os.lchown(os.path.join(pool, name), self.uid, -1)
+        d = self.assertRefused(pool, 'meta-user',
+                               re.escape(pool) + r'.*owned by uid %d'
+                               % self.uid)
+        self.assertTargetUntouched(t, d)
+
+    def test_dir_writable_by_others(self):
+        pool = self.dir_at('openpool', mode=0o777)
+        self.assertRefused(pool, 'meta-open',
+                           re.escape(pool) + r'.*mode 0?777')
+
+    def test_dir_in_a_directory_of_the_run_user(self):
+        parent = self.dir_at('userparent', uid=self.uid)
+        pool = os.path.join(parent, 'pool')
+        self.assertRefused(pool, 'meta-parent',
+                           re.escape(parent) + r'.*owned by uid %d'
+                           % self.uid)
+        self.assertFalse(os.path.exists(pool))
+
+    def test_symbolic_links_in_the_pool_directory(self):
+        t = self.target()
+        for name, to in (('slots.table', os.path.join(t, 'file')),
+                         ('pool.state.new', os.path.join(t, 'file')),
+                         ('ns', t)):
+            with self.subTest(entry=name):
+                pool = self.dir_at('pool-' + name)
+                os.symlink(to, os.path.join(pool, name))
+                d = self.assertRefused(pool, 'meta-' + name,
+                                       re.escape(os.path.join(pool, name))
+                                       + r'.*symbolic link')
+                self.assertTargetUntouched(t, d)
+
 
 if __name__ == '__main__':
     main()

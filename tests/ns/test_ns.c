@@ -813,6 +813,142 @@ static void test_scrub_removes(void **state)
 	assert_int_equal(r.shm + r.sem + r.msg + r.mqueues, 0);
 }
 
+/*
+ * The ids of a new IPC namespace: for each kind, one object made and
+ * removed, then three more, get 0, 1, 2, 3 (checked against a namespace
+ * unshared here, in test_ipc_ids_fresh).
+ */
+static int make_sysv(int kind)
+{
+	if (kind == 0)
+		return shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (kind == 1)
+		return semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	return msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+}
+
+static void rm_sysv(int kind, int id)
+{
+	if (kind == 0)
+		shmctl(id, IPC_RMID, NULL);
+	else if (kind == 1)
+		semctl(id, 0, IPC_RMID);
+	else
+		msgctl(id, IPC_RMID, NULL);
+}
+
+static int sysv_ids(void *arg)
+{
+	int kind, i, id;
+
+	(void)arg;
+	for (kind = 0; kind < 3; kind++) {
+		for (i = 0; i < 4; i++) {
+			id = make_sysv(kind);
+			if (id != i) {
+				fprintf(stderr, "kind %d: id %d, not %d\n",
+					kind, id, i);
+				return 10 + kind * 4 + i;
+			}
+			if (i == 0)
+				rm_sysv(kind, id);
+		}
+		for (i = 1; i < 4; i++)
+			rm_sysv(kind, i);
+	}
+	return 0;
+}
+
+/* Makes and removes n objects of each kind (arg: n). */
+static int churn_sysv(void *arg)
+{
+	int n = *(int *)arg, kind, i, id;
+
+	for (kind = 0; kind < 3; kind++)
+		for (i = 0; i < n; i++) {
+			id = make_sysv(kind);
+			if (id < 0)
+				return 2;
+			rm_sysv(kind, id);
+		}
+	return 0;
+}
+
+static void refresh(int fds[RG_NS_COUNT], const char *dir, const char *name,
+		    const struct rg_ns_scrub *r)
+{
+	struct rg_error err = { 0 };
+	int ret = rg_ns_refresh(dir, name, r, fds, &err);
+
+	if (ret < 0)
+		print_err("rg_ns_refresh", &err);
+	assert_int_equal(ret, 0);
+}
+
+static bool have_next_id(void)
+{
+	return access("/proc/sys/kernel/shm_next_id", F_OK) == 0;
+}
+
+/*
+ * A slot's IPC namespace gives a new namespace's ids; a run that made
+ * objects (even removed ones) gets the slot a new one, with a new mqueue
+ * mount; a run that made none costs nothing.
+ */
+static void test_ipc_ids_fresh(void **state)
+{
+	struct tstate *ts = *state;
+	int twenty = 20, status, at;
+	char path[PATH_MAX];
+	struct rg_ns_scrub r;
+	ino_t ipc;
+	pid_t pid;
+
+	if (!have_next_id())
+		skip_because("no kernel.shm_next_id "
+			     "(CONFIG_CHECKPOINT_RESTORE)");
+	/* what a new namespace gives */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWIPC) < 0 ? 1 : sysv_ids(NULL));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
+
+	make_slot(ts, 0, "a");
+	assert_joiner_ok(ts->fds[0], sysv_ids, NULL);
+	ipc = inode_of(ts->fds[0][RG_NS_IPC]);
+	scrub(ts->fds[0], ts->dir, "a", &r);
+	assert_true(r.ipc_used);
+	assert_int_equal(r.shm + r.sem + r.msg, 0);
+	refresh(ts->fds[0], ts->dir, "a", &r);
+	assert_true(inode_of(ts->fds[0][RG_NS_IPC]) != ipc);
+	slot_file(path, ts->dir, "a", "mq");
+	assert_one_private_mount(path);
+	slot_file(path, ts->dir, "a", "ipc");
+	assert_one_private_mount(path);
+
+	/* many objects made and removed: the next run cannot tell */
+	assert_joiner_ok(ts->fds[0], churn_sysv, &twenty);
+	scrub(ts->fds[0], ts->dir, "a", &r);
+	assert_true(r.ipc_used);
+	refresh(ts->fds[0], ts->dir, "a", &r);
+	assert_joiner_ok(ts->fds[0], sysv_ids, NULL);
+
+	/* a run without SysV objects keeps the namespace */
+	scrub(ts->fds[0], ts->dir, "a", &r);
+	refresh(ts->fds[0], ts->dir, "a", &r);
+	ipc = inode_of(ts->fds[0][RG_NS_IPC]);
+	assert_joiner_ok(ts->fds[0], check_rmid_forced, NULL);
+	scrub(ts->fds[0], ts->dir, "a", &r);
+	assert_false(r.ipc_used);
+	refresh(ts->fds[0], ts->dir, "a", &r);
+	assert_true(inode_of(ts->fds[0][RG_NS_IPC]) == ipc);
+	/* the replaced namespaces kept their sysctl */
+	assert_joiner_ok(ts->fds[0], check_rmid_forced, NULL);
+	assert_int_equal(count_mounts(ts->dir, &at, NULL), 1 + 4);
+}
+
 static void replace_net(const char *dir, const char *name)
 {
 	struct rg_error err = { 0 };
@@ -1135,6 +1271,14 @@ static void test_costs(void **state)
 		v[i] = now_us() - t0;
 	}
 	fprintf(stderr, "  replace_net: median %.0f us\n", median(v, 20));
+	for (i = 0; i < 20; i++) {
+		struct rg_error err = { 0 };
+
+		t0 = now_us();
+		assert_int_equal(rg_ns_replace_ipc(ts->dir, "a", &err), 0);
+		v[i] = now_us() - t0;
+	}
+	fprintf(stderr, "  replace_ipc: median %.0f us\n", median(v, 20));
 	rg_ns_close(fds);
 }
 
@@ -1199,6 +1343,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_scrub_removes, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_scrub_unix_gc, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ipc_ids_fresh, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_replace_net, setup,
 						teardown),

@@ -27,6 +27,17 @@
  *                      and keeps spinning; exit as soon as it told us
  *   daemon SECONDS     fork a daemon (setsid, ignores SIGTERM/SIGHUP,
  *                      sleeps), print its pid, then sleep SECONDS
+ *   ipc N              for each SysV kind (shm, sem, msg): create one
+ *                      object and remove it, create N more, print every id
+ *                      in order ("shm-ids: 0 1 2"), remove them
+ *   netsend            UDP datagrams to 127.0.0.1, 0.0.0.0, ::1 and ::, TCP
+ *                      connects to 127.0.0.1 and ::1 (lo is down: they
+ *                      fail, and bump counters); prints what each did
+ *   netread            the net namespace's counter files, verbatim:
+ *                      /proc/net/snmp, netstat, dev and snmp6 (if there)
+ *   kib FILE KIB       write KIB KiB to FILE and leave it
+ *   memcg              this process's memory cgroup: its memory.stat
+ *                      shmem (tmpfs pages charged to it) and its usage
  *
  * Built statically: no dynamic loader, so the memory numbers stay small and
  * stable, and it runs in an empty chroot.
@@ -35,6 +46,8 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <signal.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
@@ -557,6 +570,254 @@ static int do_daemon(double secs)
 	return 0;
 }
 
+typedef int (*ipc_make_fn)(void);
+typedef int (*ipc_remove_fn)(int id);
+
+static int make_shm(void)
+{
+	return shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+}
+
+static int make_sem(void)
+{
+	return semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+}
+
+static int make_msg(void)
+{
+	return msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+}
+
+static int remove_shm(int id)
+{
+	return shmctl(id, IPC_RMID, NULL);
+}
+
+static int remove_sem(int id)
+{
+	return semctl(id, 0, IPC_RMID);
+}
+
+static int remove_msg(int id)
+{
+	return msgctl(id, IPC_RMID, NULL);
+}
+
+/*
+ * The ids a kind's objects get: what a run can learn about the
+ * namespace's allocation cursor, so about earlier runs in it.
+ */
+static int ipc_kind(const char *kind, ipc_make_fn make, ipc_remove_fn rm,
+		    long n)
+{
+	int ids[65], i, first = make();
+
+	if (n < 0 || n > 64)
+		return 2;
+	printf("%s-ids:", kind);
+	if (first < 0) {
+		printf(" %s\n", errname(errno));
+		return 1;
+	}
+	printf(" %d", first);
+	rm(first);
+	for (i = 0; i < n; i++) {
+		ids[i] = make();
+		if (ids[i] < 0)
+			printf(" %s", errname(errno));
+		else
+			printf(" %d", ids[i]);
+	}
+	printf("\n");
+	for (i = 0; i < n; i++)
+		if (ids[i] >= 0)
+			rm(ids[i]);
+	return 0;
+}
+
+static int do_ipc(long n)
+{
+	int rc = ipc_kind("shm", make_shm, remove_shm, n);
+
+	rc |= ipc_kind("sem", make_sem, remove_sem, n);
+	rc |= ipc_kind("msg", make_msg, remove_msg, n);
+	return rc;
+}
+
+/* Send a few datagrams to addr: the result of the socket and the sends. */
+static void udp_to(const char *key, int family, const void *sa,
+		   socklen_t len)
+{
+	int fd = socket(family, SOCK_DGRAM, 0), i, ok = 0, err = 0;
+
+	if (fd < 0) {
+		printf("%s: socket %s\n", key, errname(errno));
+		return;
+	}
+	for (i = 0; i < 5; i++) {
+		if (sendto(fd, "x", 1, 0, sa, len) == 1)
+			ok++;
+		else
+			err = errno;
+	}
+	close(fd);
+	printf("%s: sent %d, %s\n", key, ok, err ? errname(err) : "no error");
+}
+
+static void tcp_to(const char *key, int family, const void *sa,
+		   socklen_t len)
+{
+	int fd = socket(family, SOCK_STREAM, 0);
+
+	if (fd < 0) {
+		printf("%s: socket %s\n", key, errname(errno));
+		return;
+	}
+	report(key, connect(fd, sa, len) == 0, errno);
+	close(fd);
+}
+
+static int do_netsend(void)
+{
+	struct sockaddr_in v4 = { .sin_family = AF_INET,
+				  .sin_port = htons(9) };
+	struct sockaddr_in6 v6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(9) };
+
+	v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	udp_to("udp-127.0.0.1", AF_INET, &v4, sizeof(v4));
+	tcp_to("tcp-127.0.0.1", AF_INET, &v4, sizeof(v4));
+	v4.sin_addr.s_addr = htonl(INADDR_ANY);
+	udp_to("udp-0.0.0.0", AF_INET, &v4, sizeof(v4));
+	v6.sin6_addr = in6addr_loopback;
+	udp_to("udp-::1", AF_INET6, &v6, sizeof(v6));
+	tcp_to("tcp-::1", AF_INET6, &v6, sizeof(v6));
+	v6.sin6_addr = in6addr_any;
+	udp_to("udp-::", AF_INET6, &v6, sizeof(v6));
+	printf("netsend: done\n");
+	return 0;
+}
+
+static void print_file(const char *path)
+{
+	char buf[4096];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		printf("== %s: %s\n", path, errname(errno));
+		return;
+	}
+	printf("== %s\n", path);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(f);
+}
+
+static int do_netread(void)
+{
+	print_file("/proc/net/snmp");
+	print_file("/proc/net/netstat");
+	print_file("/proc/net/dev");
+	if (access("/proc/net/snmp6", F_OK) == 0)
+		print_file("/proc/net/snmp6");
+	return 0;
+}
+
+static int do_kib(const char *path, long kib)
+{
+	static char buf[1024];
+	long i;
+	int fd;
+
+	memset(buf, 'k', sizeof(buf));
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		printf("kib: open %s\n", errname(errno));
+		return 1;
+	}
+	for (i = 0; i < kib; i++) {
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
+			printf("kib: write %s\n", errname(errno));
+			return 1;
+		}
+	}
+	close(fd);
+	printf("kib: wrote %ld KiB\n", kib);
+	return 0;
+}
+
+/* The memory cgroup's directory: v1 "N:memory:/path", v2 "0::/path". */
+static int memcg_dir(char *dir, size_t len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/cgroup", "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *ctrl = strchr(line, ':'), *path;
+
+		if (!ctrl)
+			continue;
+		path = strchr(++ctrl, ':');
+		if (!path)
+			continue;
+		*path++ = '\0';
+		path[strcspn(path, "\n")] = '\0';
+		if (!strcmp(ctrl, "memory"))
+			found = snprintf(dir, len, "/sys/fs/cgroup/memory%s",
+					 path) > 0;
+		else if (!*ctrl && line[0] == '0' &&
+			 access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+			found = snprintf(dir, len, "/sys/fs/cgroup%s",
+					 path) > 0;
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+static void print_key(const char *dir, const char *file, const char *key,
+		      const char *name)
+{
+	char path[600], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f) {
+		printf("%s: %s\n", name, errname(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!klen || (!strncmp(line, key, klen) && line[klen] == ' ')) {
+			printf("%s: %s", name, line + (klen ? klen + 1 : 0));
+			fclose(f);
+			return;
+		}
+	}
+	fclose(f);
+	printf("%s: absent\n", name);
+}
+
+static int do_memcg(void)
+{
+	char dir[512];
+
+	if (memcg_dir(dir, sizeof(dir)) < 0) {
+		printf("memcg: unknown\n");
+		return 1;
+	}
+	print_key(dir, "memory.stat", "shmem", "memcg-shmem");
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		print_key(dir, "memory.current", "", "memcg-usage");
+	else
+		print_key(dir, "memory.usage_in_bytes", "", "memcg-usage");
+	return 0;
+}
+
 static int do_times(double secs)
 {
 	printf("start: %.6f\n", clock_seconds(CLOCK_MONOTONIC));
@@ -570,7 +831,8 @@ int main(int argc, char **argv)
 {
 	static const char usage[] =
 		"ns | hold S | times S | leave | look | ref MIB S | "
-		"cache FILE MIB | shm MIB | cpuchild S | daemon S";
+		"cache FILE MIB | shm MIB | cpuchild S | daemon S | ipc N | "
+		"netsend | netread | kib FILE KIB | memcg";
 	const char *mode;
 
 	if (argc < 2)
@@ -603,6 +865,16 @@ int main(int argc, char **argv)
 		return do_cpuchild(parse_seconds(argv[2]));
 	if (!strcmp(mode, "daemon") && argc == 3)
 		return do_daemon(parse_seconds(argv[2]));
+	if (!strcmp(mode, "ipc") && argc == 3)
+		return do_ipc(parse_long(argv[2]));
+	if (!strcmp(mode, "netsend") && argc == 2)
+		return do_netsend();
+	if (!strcmp(mode, "netread") && argc == 2)
+		return do_netread();
+	if (!strcmp(mode, "kib") && argc == 4)
+		return do_kib(argv[2], parse_long(argv[3]));
+	if (!strcmp(mode, "memcg") && argc == 2)
+		return do_memcg();
 	die_usage(argv[0], usage);
 	return 2;
 }

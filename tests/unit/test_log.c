@@ -103,6 +103,42 @@ static void test_verbose_format(void **state)
 			    "/usr/bin/runguard: warning: timelimit exceeded\n");
 }
 
+/*
+ * Without -e the lines share the command's stderr, which DOMjudge counts
+ * against -s plus 100 bytes: the program's last name component only,
+ * unless -v asks for everything.
+ */
+static void test_shared_stream_short_name(void **state)
+{
+	struct rg_cli_log log;
+
+	(void)state;
+	rg_cli_log_init(&log, "/opt/domjudge/judgehost/bin/runguard", fds[1]);
+	rg_cli_log_set_mode(&log, false, false);
+	rg_cli_log_set_shared(&log, true);
+	rg_cli_log_message(&log, RG_LOG_WARNING, "w");
+	assert_string_equal(drain(), "runguard: warning: w\n");
+	rg_cli_log_message(&log, RG_LOG_ERROR, "e");
+	assert_string_equal(drain(), "runguard: e\n");
+
+	rg_cli_log_set_mode(&log, true, false);
+	rg_cli_log_message(&log, RG_LOG_WARNING, "w");
+	assert_string_equal(drain(),
+			    "/opt/domjudge/judgehost/bin/runguard: warning: w\n");
+
+	rg_cli_log_set_mode(&log, false, false);
+	rg_cli_log_set_shared(&log, false);
+	rg_cli_log_message(&log, RG_LOG_WARNING, "w");
+	assert_string_equal(drain(),
+			    "/opt/domjudge/judgehost/bin/runguard: warning: w\n");
+
+	/* a name without a slash stays as it is */
+	rg_cli_log_init(&log, "runguard", fds[1]);
+	rg_cli_log_set_shared(&log, true);
+	rg_cli_log_message(&log, RG_LOG_WARNING, "w");
+	assert_string_equal(drain(), "runguard: warning: w\n");
+}
+
 static void test_long_message_keeps_newline(void **state)
 {
 	struct rg_cli_log log;
@@ -127,6 +163,7 @@ int main(void)
 		cmocka_unit_test(test_default_level),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_verbose_format),
+		cmocka_unit_test(test_shared_stream_short_name),
 		cmocka_unit_test(test_long_message_keeps_newline),
 	};
 

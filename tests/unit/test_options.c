@@ -6,12 +6,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "options.h"
+#include "usage.h"
 
 #define ARGV(...) ((char *[]){ "runguard", __VA_ARGS__, NULL })
 
@@ -754,6 +757,50 @@ static void test_help_version(void **state)
 		    "invalid groupname or ID specified: `no-such-group-xyz'");
 }
 
+/*
+ * "--NAME" followed by what its argument needs: "=" (required), "[="
+ * (optional), a blank or the end of the line (none), so that a longer
+ * option with the same beginning does not count.
+ */
+static bool help_names(const char *help, const struct option *opt)
+{
+	char needle[64];
+	size_t len = (size_t)snprintf(needle, sizeof(needle), "--%s",
+				      opt->name);
+	const char *pos;
+
+	for (pos = strstr(help, needle); pos; pos = strstr(pos + 1, needle)) {
+		const char *after = pos + len;
+
+		if (opt->has_arg == required_argument && *after == '=')
+			return true;
+		if (opt->has_arg == optional_argument &&
+		    !strncmp(after, "[=", 2))
+			return true;
+		if (opt->has_arg == no_argument &&
+		    (*after == ' ' || *after == '\n'))
+			return true;
+	}
+	return false;
+}
+
+static void test_help_names_every_long_option(void **state)
+{
+	const struct option *opt;
+	char *help = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&help, &len);
+
+	(void)state;
+	assert_non_null(out);
+	assert_int_equal(rg_cli_print_help(out, "runguard"), 0);
+	fclose(out);
+	for (opt = rg_cli_long_options(); opt->name; opt++)
+		if (!help_names(help, opt))
+			fail_msg("--help does not document --%s", opt->name);
+	free(help);
+}
+
 static void test_help_after_missing_default_group(void **state)
 {
 	struct rg_cli_options o;
@@ -875,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_and_missing),
 		cmocka_unit_test(test_seccomp_errors),
 		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_help_names_every_long_option),
 		cmocka_unit_test(test_help_after_missing_default_group),
 		cmocka_unit_test(test_no_command),
 		cmocka_unit_test(test_users_and_groups),
