@@ -130,6 +130,7 @@ static int follow(struct walk *w, const char *name, const struct stat *st,
 		  const char *path, struct rg_error *err)
 {
 	char target[PATH_MAX];
+	size_t len;
 	ssize_t n;
 
 	if (!owned_by_us(st))
@@ -139,9 +140,11 @@ static int follow(struct walk *w, const char *name, const struct stat *st,
 	n = readlinkat(w->fd, name, target, sizeof(target));
 	if (n < 0)
 		return rg_fail(err, errno, "reading the link `%s'", path);
-	if ((size_t)n + strlen(w->rest) + 2 > sizeof(target))
+	len = strlen(w->rest);
+	if ((size_t)n + len + 2 > sizeof(target))
 		return rg_fail(err, ENAMETOOLONG, "pool directory `%s'", path);
-	snprintf(target + n, sizeof(target) - n, "/%s", w->rest);
+	target[n] = '/';
+	memcpy(target + n + 1, w->rest, len + 1);
 	memcpy(w->rest, target, sizeof(w->rest));
 	return target[0] == '/' ? walk_restart(w, err) : 0;
 }

@@ -332,12 +332,16 @@ class Result:
 
 
 def run_redirected(argv, cwd, env, stdin=None, stdout=None, stderr=None,
-                   meta_path=None, timeout=60):
+                   meta_path=None, timeout=60, **popen):
     """Run argv as a judge's shell line would: stdin/stdout/stderr are paths
-    relative to cwd (None: /dev/null). res.err holds the stderr file."""
+    relative to cwd (None: /dev/null; stderr subprocess.STDOUT: 2>&1).
+    res.err holds the stderr file. popen: more subprocess.run arguments
+    (user=, group=: the judgedaemon's account)."""
     files = []
 
     def opened(path, mode):
+        if path == subprocess.STDOUT:
+            return path
         f = open(os.devnull if path is None else os.path.join(cwd, path),
                  mode)
         files.append(f)
@@ -348,16 +352,67 @@ def run_redirected(argv, cwd, env, stdin=None, stdout=None, stderr=None,
                               stdin=opened(stdin, 'rb'),
                               stdout=opened(stdout, 'wb'),
                               stderr=opened(stderr, 'wb'),
-                              timeout=timeout)
+                              timeout=timeout, **popen)
     finally:
         for f in files:
             f.close()
     proc.stdout = proc.stderr = b''
     res = Result(argv, proc, meta_path, time.monotonic() - start)
-    if stderr is not None:
+    if isinstance(stderr, str):
         with open(os.path.join(cwd, stderr), 'rb') as f:
             res.err = f.read()
     return res
+
+
+def make_pass_dir(job, program, input_data, testcase=1, pass_no=1,
+                  link=False):
+    """The directory of a test-case run as DOMjudge's judgedaemon lays it
+    out (spec 4.4 A): JOB/testcaseNNNNN/PASS with execdir/program (a copy
+    of the file `program`, or a hard link to it as the judgedaemon makes),
+    write_tmp, testdata.in and the output files it pre-creates. Returns
+    that directory."""
+    passdir = os.path.join(job, 'testcase%05d' % testcase, str(pass_no))
+    os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
+    os.chmod(os.path.dirname(passdir), 0o755)
+    prog = os.path.join(passdir, 'execdir', 'program')
+    (os.link if link else shutil.copy)(program, prog)
+    os.chmod(prog, 0o755)
+    os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
+    os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
+    with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
+        f.write(input_data)
+    for name in ('program.out', 'program.err', 'program.meta',
+                 'runguard.err'):
+        open(os.path.join(passdir, name), 'wb').close()
+    return passdir
+
+
+def make_compile_dir(work, script, sources, front, entry_point=None,
+                     memlimit_kb=524288, script_file_kb=65536):
+    """A compile as the judgedaemon runs it (spec 4.4 C): WORK/compile
+    (a+rwx, holding sources: {name: bytes}) and WORK/compile-script/run (a
+    copy of the file `script`). front: the argv before -r ([sudo -n]
+    runguard [-P N] -u U -g G). Returns the argv, without the shell's
+    output redirection."""
+    compile_dir = os.path.join(work, 'compile')
+    script_dir = os.path.join(work, 'compile-script')
+    os.mkdir(compile_dir)
+    os.chmod(compile_dir, 0o777)          # a+rwx during the compile
+    os.mkdir(script_dir, 0o755)
+    shutil.copy(script, os.path.join(script_dir, 'run'))
+    os.chmod(os.path.join(script_dir, 'run'), 0o755)
+    for name, data in sources.items():
+        with open(os.path.join(compile_dir, name), 'wb') as f:
+            f.write(data)
+    env = ['-V', 'ENTRY_POINT=' + entry_point] if entry_point else []
+    return list(front) + [
+        '-r', compile_dir + '/..', '-d', '/compile',
+        '-m', '2097152', '-t', '30', '--no-core',
+        '-f', str(script_file_kb), '-s', str(script_file_kb),
+        '-M', work + '/compile.meta'] + env + [
+        '--', '/compile-script/run', 'program', str(memlimit_kb)] + \
+        list(sources)
+
 
 class RGTestCase(unittest.TestCase):
     """Base class: fixtures per class, leftover checks after every test."""
@@ -463,48 +518,18 @@ class RGTestCase(unittest.TestCase):
         return job
 
     def make_testcase_dir(self, job_name, program, input_data):
-        """The directory of a test-case run as DOMjudge's judgedaemon lays
-        it out (spec 4.4 A): JOB/testcase00001/1 with execdir/program (a
-        copy of the test program `program`), write_tmp, testdata.in and
-        the output files it pre-creates. Returns that directory."""
-        job = self.job_dir(job_name)
-        passdir = os.path.join(job, 'testcase00001', '1')
-        os.makedirs(os.path.join(passdir, 'execdir'), 0o755)
-        os.chmod(os.path.join(job, 'testcase00001'), 0o755)
-        prog = os.path.join(passdir, 'execdir', 'program')
-        shutil.copy(os.path.join(PROGRAMS, program), prog)
-        os.chmod(prog, 0o755)
-        os.mkdir(os.path.join(passdir, 'write_tmp'), 0o777)
-        os.chmod(os.path.join(passdir, 'write_tmp'), 0o777)
-        with open(os.path.join(passdir, 'testdata.in'), 'wb') as f:
-            f.write(input_data)
-        for name in ('program.out', 'program.err', 'program.meta',
-                     'runguard.err'):
-            open(os.path.join(passdir, name), 'wb').close()
-        return passdir
+        """make_pass_dir in a new job for the test program `program`."""
+        return make_pass_dir(self.job_dir(job_name),
+                             os.path.join(PROGRAMS, program), input_data)
 
     def make_compile_job(self, job_name):
-        """A compile as the judgedaemon runs it (spec 4.4 C): JOB/compile
-        (a+rwx, holding main.c) and JOB/compile-script/run (static-hello,
-        which reports what it sees). Returns (JOB, the runguard argv,
-        without the shell's output redirection)."""
+        """make_compile_dir in a new job: main.c, compiled by static-hello
+        (which reports what it sees). Returns (JOB, the runguard argv)."""
         work = self.job_dir(job_name)
-        compile_dir = os.path.join(work, 'compile')
-        script_dir = os.path.join(work, 'compile-script')
-        os.mkdir(compile_dir)
-        os.chmod(compile_dir, 0o777)          # a+rwx during the compile
-        os.mkdir(script_dir, 0o755)
-        shutil.copy(os.path.join(PROGRAMS, 'static-hello'),
-                    os.path.join(script_dir, 'run'))
-        os.chmod(os.path.join(script_dir, 'run'), 0o755)
-        with open(os.path.join(compile_dir, 'main.c'), 'wb') as f:
-            f.write(b'int main(void) { return 0; }\n')
-        argv = [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP,
-                '-r', compile_dir + '/..', '-d', '/compile',
-                '-m', '2097152', '-t', '30', '--no-core',
-                '-f', '65536', '-s', '65536',
-                '-M', work + '/compile.meta', '-V', 'ENTRY_POINT=main', '--',
-                '/compile-script/run', 'program', '524288', 'main.c']
+        argv = make_compile_dir(
+            work, os.path.join(PROGRAMS, 'static-hello'),
+            {'main.c': b'int main(void) { return 0; }\n'},
+            [RUNGUARD, '-u', RUN_USER, '-g', RUN_GROUP], entry_point='main')
         return work, argv
 
     def user_opts(self):
