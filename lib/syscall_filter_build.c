@@ -45,7 +45,7 @@ static const char *const denied_syscalls[] = {
 	"delete_module", "swapon", "swapoff", "reboot", "acct", "quotactl",
 	"quotactl_fd", "syslog", "vhangup",
 	/* other processes of the same user (e.g. a concurrent run) */
-	"ptrace", "process_vm_readv", "process_vm_writev",
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 };
 
 /* clone() flags that would create namespaces. */
