@@ -15,8 +15,11 @@ from kernels import LabError
 
 BUSYBOX = '/bin/busybox'
 PYTHON = '/usr/bin/python3'
-# Host tools the tests call (ldd is a bash script).
+# Host tools the tests call (ldd is a bash script); fincore (util-linux-
+# extra, page cache residency for test_pool's prewarm test) when the host
+# has it: busybox has no applet for it.
 TOOLS = ('/bin/bash', '/usr/bin/ldd')
+OPTIONAL_TOOLS = ('/usr/bin/fincore',)
 # glibc loads it at run time (thread cancellation, C++ unwinding).
 DLOPENED = ('libgcc_s.so.1',)
 # Parts of the Python standard library the tests never import.
@@ -187,7 +190,8 @@ def build(out_path, project_files, elf_files, run_users, run_group,
     for d in ('/bin', '/sbin', '/usr/bin', '/usr/sbin'):
         img.add_host(d)
     img.add_host(BUSYBOX)
-    for tool in TOOLS:
+    for tool in TOOLS + tuple(t for t in OPTIONAL_TOOLS
+                              if os.path.exists(t)):
         if _is_elf(tool):
             img.add_elf(tool)
         else:

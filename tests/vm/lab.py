@@ -14,7 +14,9 @@ Options of run and matrix:
   --smp N             vCPUs (default: 2; any number, even above the host's)
   --memory MIB        guest RAM (default: 2048)
   --timeout SEC       kill the guest after SEC seconds (default: 1200)
-  --tests WHAT        cgroup, integration or all (default: all)
+  --tests WHAT[,...]  cgroup, integration, all (default), or integration
+                      modules by name (pool, cli, ...): cgroup,pool runs
+                      the cgroup backend tests and test_pool
   --results DIR       where the guest's $LAB_RESULTS_DIR lands (run only)
   --add PATH          copy a host file or directory tree into the guest,
                       at the same path (run only; repeatable)
@@ -58,6 +60,26 @@ MATRIX = (
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
                        'cleanup', 'domjudge', 'languages', 'library', 'pool')
+TEST_GROUPS = ('all', 'cgroup', 'integration')
+
+
+def parse_tests(text):
+    """--tests: (run the cgroup backend tests?, integration modules)."""
+    words = [w.strip() for w in text.split(',') if w.strip()]
+    bad = [w for w in words
+           if w not in TEST_GROUPS and w not in INTEGRATION_MODULES]
+    if not words or bad:
+        raise argparse.ArgumentTypeError(
+            'unknown test selection %r (choose from %s)'
+            % (','.join(bad) or text,
+               ', '.join(TEST_GROUPS + INTEGRATION_MODULES)))
+    if 'all' in words:
+        return True, INTEGRATION_MODULES
+    if 'integration' in words:
+        mods = INTEGRATION_MODULES
+    else:
+        mods = tuple(m for m in INTEGRATION_MODULES if m in words)
+    return 'cgroup' in words, mods
 
 
 # ---------------------------------------------------------------------------
@@ -161,18 +183,20 @@ def project_files():
 # ---------------------------------------------------------------------------
 
 def test_command(build, tests):
-    """Shell that runs the chosen suites; its status is the boot's result."""
+    """Shell that runs the suites chosen by parse_tests(); its status is
+    the boot's result."""
+    cgroup, modules = tests
     lines = ['rc=0']
-    if tests in ('cgroup', 'all'):
+    if cgroup:
         cg = build.target_path('test-cgroup')
         lines += ['echo "lab-guest: === cgroup backend tests ==="',
                   '%s; s=$?' % shlex.quote(cg),
                   # 77: cmocka skipped everything, which is a failure here.
                   '[ $s -eq 0 ] || { echo "lab-guest: cgroup tests: exit '
                   '$s"; rc=1; }']
-    if tests in ('integration', 'all'):
+    if modules:
         run_py = os.path.join(SOURCE_ROOT, 'tests', 'integration', 'run.py')
-        mods = ' '.join('test_' + m for m in INTEGRATION_MODULES)
+        mods = ' '.join('test_' + m for m in modules)
         lines += ['echo "lab-guest: === integration tests ==="',
                   'cd %s' % shlex.quote(os.path.dirname(run_py)),
                   '/usr/bin/python3 %s %s 2>&1; s=$?' % (
@@ -304,8 +328,10 @@ def parse_args(argv):
         s.add_argument('--smp', type=int, default=2)
         s.add_argument('--memory', type=int, default=2048)
         s.add_argument('--timeout', type=int, default=1200)
-        s.add_argument('--tests', choices=('cgroup', 'integration', 'all'),
-                       default='all')
+        s.add_argument('--tests', type=parse_tests, default='all',
+                       metavar='WHAT[,...]',
+                       help='cgroup, integration, all, or integration '
+                       'modules: %s' % ', '.join(INTEGRATION_MODULES))
         s.add_argument('-q', '--quiet', action='store_true')
         s.add_argument('--no-compile', action='store_true',
                        help='do not run meson compile first')

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Tests of the kernel lab's own parts that need no qemu: the initramfs
 writer (read back by busybox cpio), the guest's result protocol, the hung
-guest timeout (with a fake qemu), and the unpacking of results."""
+guest timeout (with a fake qemu), the unpacking of results, and the test
+selection (--tests) a boot runs."""
 
+import argparse
 import base64
 import io
 import os
@@ -19,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import initramfs  # noqa: E402
+import lab  # noqa: E402
 import qemu  # noqa: E402
 from kernels import LabError  # noqa: E402
 
@@ -165,6 +168,48 @@ class ResultsTest(unittest.TestCase):
                 f.write('RUNGUARD-LAB-RESULTS-BEGIN n1\r\nH4sI')
             with self.assertRaises(LabError):
                 qemu.extract_results(serial, 'n1', tmp)
+
+
+class FakeBuild:
+    def target_path(self, name):
+        return '/build/' + name
+
+
+class TestSelectionTest(unittest.TestCase):
+    """What the guest's command runs for a --tests value (CI's 6.1 boot
+    runs cgroup,pool)."""
+
+    def command(self, text):
+        return lab.test_command(FakeBuild(), lab.parse_tests(text))
+
+    def integration_modules(self, cmd):
+        for line in cmd.splitlines():
+            if '/run.py ' in line:
+                return [w for w in line.split() if w.startswith('test_')]
+        return []
+
+    def test_all_runs_everything(self):
+        cmd = self.command('all')
+        self.assertIn('/build/test-cgroup', cmd)
+        self.assertEqual(self.integration_modules(cmd),
+                         ['test_' + m for m in lab.INTEGRATION_MODULES])
+
+    def test_cgroup_and_one_module(self):
+        cmd = self.command('cgroup,pool')
+        self.assertIn('/build/test-cgroup', cmd)
+        self.assertEqual(self.integration_modules(cmd), ['test_pool'])
+
+    def test_module_alone(self):
+        cmd = self.command('pool,cli')
+        self.assertNotIn('test-cgroup', cmd)
+        # in the suite's order, whatever the order given
+        self.assertEqual(self.integration_modules(cmd),
+                         ['test_cli', 'test_pool'])
+
+    def test_unknown_name_is_refused(self):
+        for bad in ('cgroup,nosuch', '', 'test_pool'):
+            with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
+                lab.parse_tests(bad)
 
 
 if __name__ == '__main__':
