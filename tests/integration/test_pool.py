@@ -40,8 +40,10 @@ ISO8601_RE = (r'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}'
 
 # Memory margin of a reused slot against a fresh one (exact reset).
 MEM_MARGIN = 2 * MIB
-# CPU time margin of the reference program (50 ms of spinning).
-CPU_MARGIN = 0.030
+# CPU time margin of the reference program (50 ms of spinning); under the
+# kernel lab's emulation its own CPU time varies by up to ~45 ms. A
+# leftover of a predecessor adds far more (a burning child: whole seconds).
+CPU_MARGIN = 0.060 if os.environ.get('RG_EMULATED') else 0.030
 # The reference program: touch 20 MiB of anonymous memory, spin ~50 ms.
 REF_ARGS = ('ref', '20', '0.05')
 # DOMjudge style memory limit for the exact-numbers tests (256 MiB).
