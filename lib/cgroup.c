@@ -196,6 +196,11 @@ int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err)
 	return cg->ops->reset(cg, err);
 }
 
+bool rg_cgroup_reset_is_slow(struct rg_cgroup *cg)
+{
+	return cg->ops->needs_reclaim(cg);
+}
+
 int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
 			   struct rg_error *err)
 {

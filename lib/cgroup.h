@@ -147,6 +147,14 @@ bool rg_cgroup_peak_clean(const struct rg_cgroup *cg);
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err);
 
 /*
+ * Whether rg_cgroup_reset() will have memory to reclaim (page cache the
+ * run left). That can take 100 ms and more: reclaim that cannot reach
+ * zero (dirty pages, per-CPU charges) is throttled by the kernel. One
+ * read of memory.stat and the usage.
+ */
+bool rg_cgroup_reset_is_slow(struct rg_cgroup *cg);
+
+/*
  * Whether the cgroup must not be reused for another run: the last reset
  * left tmpfs pages charged to it (any amount), or, on v2, killing
  * leftovers with cgroup.kill leaves a cgroup into which some kernels

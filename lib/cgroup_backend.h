@@ -46,6 +46,7 @@ struct rg_cgroup_ops {
 	/* optional: as peak_resettable, or nothing charged yet (cgroup.h) */
 	bool (*peak_clean)(const struct rg_cgroup *cg);
 	int (*reset)(struct rg_cgroup *cg, struct rg_error *err);
+	bool (*needs_reclaim)(struct rg_cgroup *cg);
 	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,
 			    struct rg_error *err);
 	/* rmdir what was created; -1 if a directory stays */

@@ -694,6 +694,15 @@ static const enum v1_file v1_zeroed[] = {
 	F_FAILCNT, F_MEMSW_FAILCNT, F_MAX_USAGE, F_MEMSW_MAX_USAGE, F_USAGE,
 };
 
+static bool v1_needs_reclaim(struct rg_cgroup *base)
+{
+	uint64_t usage;
+	struct rg_error ignored;
+
+	return v1_memory_usage(base, &usage, &ignored) == 0 &&
+	       rg_cg_worth_reclaiming(to_v1(base)->fd[F_MEMSTAT], usage);
+}
+
 static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v1 *cg = to_v1(base);
@@ -856,6 +865,7 @@ static const struct rg_cgroup_ops v1_ops = {
 	.read_stats = v1_read_stats,
 	.peak_resettable = v1_peak_resettable,
 	.reset = v1_reset,
+	.needs_reclaim = v1_needs_reclaim,
 	.memory_usage = v1_memory_usage,
 	.remove = v1_remove,
 	.release = v1_release,

@@ -589,6 +589,15 @@ static int v2_reclaim(struct rg_cgroup_v2 *cg, uint64_t bytes,
  * peak (memory.peak's reset and the samples start from the current usage)
  * and crowd its limit. v2 zeroes no counter: start() takes baselines.
  */
+static bool v2_needs_reclaim(struct rg_cgroup *base)
+{
+	uint64_t usage;
+	struct rg_error ignored;
+
+	return v2_memory_usage(base, &usage, &ignored) == 0 &&
+	       rg_cg_worth_reclaiming(to_v2(base)->fd[F_MEM_STAT], usage);
+}
+
 static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v2 *cg = to_v2(base);
@@ -749,6 +758,7 @@ static const struct rg_cgroup_ops v2_ops = {
 	.peak_resettable = v2_peak_resettable,
 	.peak_clean = v2_peak_clean,
 	.reset = v2_reset,
+	.needs_reclaim = v2_needs_reclaim,
 	.memory_usage = v2_memory_usage,
 	.remove = v2_remove,
 	.release = v2_release,
