@@ -14,11 +14,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "detach.h"
 #include "error.h"
 #include "ns.h"
 #include "prewarm.h"
@@ -400,7 +400,7 @@ int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
 		free_lease(l);
 		return -1;
 	}
-	rg_prewarm_for_run(cfg);
+	rg_prewarm_for_run(cfg, l->dir_fd);
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
 	    prepare_slot(l, cfg, &h, err) < 0) {
 		/* the record stays "in use": the next holder cleans up */
@@ -432,33 +432,16 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
  * A reset that must reclaim page cache the run left (files it wrote, for
  * one) took 110-220 ms on v1 whenever a dirty page was among them: the
  * kernel throttles reclaim that cannot reach zero. The caller need not
- * wait: a detached process (forked twice, so that init reaps it) finishes
- * the release and holds the slot's lock, an open file it shares, until
- * the slot is clean. Runs meanwhile take other slots or wait for this
- * one. If it fails, the slot stays marked in use and its next holder
- * cleans it. Returns false when it could not be started.
+ * wait: a detached process (rg_detach) finishes the release and holds the
+ * slot's lock, an open file it shares, until the slot is clean. Runs
+ * meanwhile take other slots or wait for this one. If it fails, the slot
+ * stays marked in use and its next holder cleans it.
  */
-static bool release_in_background(struct rg_pool_lease *l)
+static int reset_detached(void *arg)
 {
 	struct rg_error ignored;
-	pid_t mid = fork();
-	int null;
 
-	if (mid < 0)
-		return false;
-	if (mid > 0) {
-		while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return true;
-	}
-	if (fork() != 0)
-		_exit(0);
-	/* the caller's pipes must not wait for us */
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0)
-		_exit(1);
-	_exit(reset_and_record(l, &ignored) < 0);
+	return reset_and_record(arg, &ignored) < 0;
 }
 
 int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
@@ -470,7 +453,7 @@ int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
 	/* nothing of the run outlives the call, whoever resets */
 	rc = rg_cgroup_kill_all(l->cgroup, err);
 	if (rc == 0 && rg_cgroup_reset_is_slow(l->cgroup) &&
-	    release_in_background(l)) {
+	    rg_detach(reset_detached, l)) {
 		free_lease(l);
 		return 0;
 	}

@@ -21,10 +21,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "detach.h"
 #include "error.h"
 #include "pool.h"
 
@@ -175,49 +175,36 @@ static void walk_root(const char *root)
 			prewarm_tree(path, &stats, true, &ignored);
 }
 
-/* The walker: lowest CPU and I/O priority, none of the caller's fds. */
-static _Noreturn void walker_main(const char *root, const char *pool_dir,
-				  int stamp_fd)
+struct walker_args {
+	const char *root;
+	const char *pool_dir;
+	int stamp_fd; /* locked */
+};
+
+/*
+ * The detached walker: lowest CPU and I/O priority, and of the caller's
+ * fds only the stamp (a pipe of the caller's held open would delay its
+ * reader's EOF).
+ */
+static int walker_main(void *arg)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	const struct walker_args *w = arg;
 	int dir_fd;
 
-	/* a pipe of the caller's held open would delay its reader's EOF */
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0 || dup2(stamp_fd, 3) < 0)
-		_exit(1);
+	if (dup2(w->stamp_fd, 3) < 0)
+		return 1;
 	syscall(SYS_close_range, 4, ~0U, 0);
 	setsid();
 	setpriority(PRIO_PROCESS, 0, 19);
 	syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
-	walk_root(root);
+	walk_root(w->root);
 	futimens(3, NULL);
-	dir_fd = open(pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dir_fd = open(w->pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		      O_CLOEXEC);
 	if (dir_fd >= 0)
 		remove_old_stamps(dir_fd);
-	_exit(0);
-}
-
-/*
- * Fork twice and wait for the middle process: the walker is an orphan
- * (adopted by init) before we become a subreaper, so neither this run
- * nor its caller waits for it. It inherits the stamp's lock.
- */
-static void spawn_walker(const char *root, const char *pool_dir,
-			 int stamp_fd)
-{
-	pid_t mid = fork();
-
-	if (mid < 0)
-		return;
-	if (mid == 0) {
-		if (fork() == 0)
-			walker_main(root, pool_dir, stamp_fd);
-		_exit(0);
-	}
-	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-		;
+	return 0;
 }
 
 struct walk_job {
@@ -264,24 +251,19 @@ static void start_walker_thread(const char *root, int stamp_fd)
 }
 
 /* The stamp of root, locked, if its walk is due and nobody is at it. */
-static int take_due_stamp(const char *root, const char *pool_dir)
+static int take_due_stamp(const char *root, int pool_dir_fd)
 {
 	char key[512], stamp[32];
-	struct rg_error ignored;
-	int dir_fd, fd = -1;
 	struct stat st;
+	int fd = -1;
 
 	if (!root_identity(root, key, sizeof(key)))
 		return -1;
-	/* a pool not made yet: the run after the first walks */
-	if (rg_pool_open_dir(pool_dir, false, &dir_fd, &ignored) < 0)
-		return -1;
 	snprintf(stamp, sizeof(stamp), "prewarm-%08x", rg_pool_hash(key));
-	if (fstatat(dir_fd, stamp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	if (fstatat(pool_dir_fd, stamp, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    time(NULL) - st.st_mtime >= ROOT_PREWARM_INTERVAL_S)
-		fd = openat(dir_fd, stamp,
+		fd = openat(pool_dir_fd, stamp,
 			    O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	close(dir_fd);
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd); /* a walk is under way */
 		fd = -1;
@@ -289,23 +271,29 @@ static int take_due_stamp(const char *root, const char *pool_dir)
 	return fd;
 }
 
-void rg_prewarm_root_async(const struct rg_config *cfg)
+/*
+ * The root's code directories in the background. A detached process is
+ * adopted by init, unless we are a subreaper already (a library caller
+ * that reaps all children would wait for it): then a thread.
+ */
+static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 {
-	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
-	int fd, reaper = 0;
+	struct walker_args w = {
+		.root = cfg->root,
+		.pool_dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT,
+	};
+	int reaper = 0;
 
-	if (!cfg->root)
-		return;
-	fd = take_due_stamp(cfg->root, dir);
-	if (fd < 0)
+	w.stamp_fd = take_due_stamp(cfg->root, pool_dir_fd);
+	if (w.stamp_fd < 0)
 		return;
 	prctl(PR_GET_CHILD_SUBREAPER, &reaper, 0, 0, 0);
 	if (reaper) {
-		start_walker_thread(cfg->root, fd);
+		start_walker_thread(cfg->root, w.stamp_fd);
 		return;
 	}
-	spawn_walker(cfg->root, dir, fd);
-	close(fd); /* the walker's copy keeps it locked */
+	rg_detach(walker_main, &w);
+	close(w.stamp_fd); /* the walker's copy keeps it locked */
 }
 
 /* The command's file as the child will find it, if it names a path. */
@@ -330,11 +318,13 @@ static void prewarm_command(const struct rg_config *cfg)
 	warm_path(path, &st, &stats);
 }
 
-void rg_prewarm_for_run(const struct rg_config *cfg)
+void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)
 {
 	struct rg_prewarm_stats stats = { 0 };
 	struct stat st;
 
+	if (cfg->root)
+		prewarm_root_async(cfg, pool_dir_fd);
 	prewarm_command(cfg);
 	/* the test input, given as a file or redirected from one */
 	if (cfg->input.path) {

@@ -8,17 +8,12 @@
 #include "config.h"
 
 /*
- * Before a pooled run: the command's file and a regular file on stdin.
- * Cheap (two files); the caller waits for it. Best effort.
+ * Before a pooled run: the command's file and a regular file on stdin
+ * (the caller waits for those two), and the -r root's code directories,
+ * once per 10 minutes per set of directories (a stamp in the pool
+ * directory), read by a walker in the background at the lowest priority.
+ * Call before becoming a child subreaper. Best effort.
  */
-void rg_prewarm_for_run(const struct rg_config *cfg);
-
-/*
- * The -r root's code directories, once per 10 minutes per set of
- * directories (a stamp in the pool directory), read by a background
- * walker at the lowest priority: no run waits for it. Call before
- * becoming a child subreaper. Best effort.
- */
-void rg_prewarm_root_async(const struct rg_config *cfg);
+void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd);
 
 #endif

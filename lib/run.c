@@ -21,7 +21,6 @@
 
 #include "cgroup.h"
 #include "env.h"
-#include "prewarm.h"
 #include "error.h"
 #include "syscall_filter.h"
 #include "slot.h"
@@ -211,6 +210,10 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 	r->plan.slot = r->slot;
 	if (rg_watchdog_start(&r->watchdog, r->slot, err) < 0)
 		return -1;
+	/* only now: the pool's detached walker must not become our orphan */
+	if (r->cfg->reap_all_children &&
+	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		return rg_fail(err, errno, "cannot become a child subreaper");
 	rg_cgroup_expect_tasks(r->slot->cgroup);
 	if (rg_spawn(&r->plan, &r->child, err) < 0)
 		return -1;
@@ -520,12 +523,6 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	result->cpu_time = -1.0;
 	if (!cfg->file || !cfg->argv)
 		return rg_fail(err, EINVAL, "no command specified");
-	/* before the subreaper: its walker must not become our orphan */
-	if (cfg->pool_size > 0)
-		rg_prewarm_root_async(cfg);
-	if (cfg->reap_all_children &&
-	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		return rg_fail(err, errno, "cannot become a child subreaper");
 	if (prepare_plan(r, err) < 0)
 		return -1;
 	if (block_signals(r, &signal_fd, err) < 0)

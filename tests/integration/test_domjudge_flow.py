@@ -221,7 +221,10 @@ class FlowTests:
     def test_fork_bomb(self):
         runs = self.judge('fork-bomb', CASES[:2])
         self.assertVerdict(runs, 'TIMELIMIT')
-        self.assertEqual(runs[-1].meta['time-result'], 'hard-timelimit')
+        # the bomb's last processes may die of the process limit between
+        # the soft and the hard wall limit: TIMELIMIT for DOMjudge either way
+        self.assertIn(runs[-1].meta['time-result'],
+                      ('soft-timelimit', 'hard-timelimit'))
 
     def test_setsid_orphan(self):
         runs = self.judge('setsid-orphan', CASES[:2])
