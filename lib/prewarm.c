@@ -9,6 +9,7 @@
 #include "prewarm.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/ioprio.h>
@@ -19,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,22 +42,69 @@ static const char *const root_dirs[] = {
 /* a stamp not renewed for this long belongs to a root no longer used */
 #define STAMP_KEEP_S (6 * ROOT_PREWARM_INTERVAL_S)
 
-/* nftw has no user pointer; per thread, for threaded library callers */
-static _Thread_local struct rg_prewarm_stats *walk_stats;
+/*
+ * How a file is brought in. The walker and --pool-prewarm read it now:
+ * posix_fadvise(WILLNEED) reads at most max(read_ahead_kb, max_sectors_kb)
+ * of a file per call (1.25 MiB on a stock disk; a 20 MiB libjvm.so would
+ * stay mostly out), and its readahead may be dropped under congestion.
+ * A run's own files only start reading, in chunks below that cap, so that
+ * the caller does not wait for the disk: the pages are charged when they
+ * are allocated, before the I/O completes.
+ */
+enum warm_mode {
+	WARM_READ_NOW,
+	WARM_START,
+};
 
-/* Start reading the whole file; the pages are charged to us. */
-static void warm_fd(int fd, off_t size, struct rg_prewarm_stats *stats)
+struct warm_walk {
+	enum warm_mode mode;
+	int null_fd; /* sendfile's sink in WARM_READ_NOW; -1: use WARM_START */
+	struct rg_prewarm_stats stats;
+};
+
+/* the smallest per-call readahead cap of a sane block device (128 KiB) */
+#define WILLNEED_CHUNK (128 * 1024)
+
+/* nftw has no user pointer; per thread, for threaded library callers */
+static _Thread_local struct warm_walk *current_walk;
+
+static void start_reading(int fd, off_t size)
+{
+	for (off_t off = 0; off < size; off += WILLNEED_CHUNK)
+		if (posix_fadvise(fd, off, WILLNEED_CHUNK,
+				  POSIX_FADV_WILLNEED) != 0)
+			return;
+}
+
+/* Page cache pages go to /dev/null by reference: nothing is copied. */
+static bool read_now(int fd, off_t size, int null_fd)
+{
+	off_t off = 0;
+
+	while (off < size) {
+		ssize_t n = sendfile(null_fd, fd, &off, (size_t)(size - off));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0; /* shrunk meanwhile: what is left is in */
+	}
+	return true;
+}
+
+static void warm_fd(int fd, off_t size, struct warm_walk *walk)
 {
 	if (size <= 0)
 		return;
-	if (posix_fadvise(fd, 0, size, POSIX_FADV_WILLNEED) == 0) {
-		stats->files++;
-		stats->bytes += (uint64_t)size;
-	}
+	if (walk->mode == WARM_START || walk->null_fd < 0 ||
+	    !read_now(fd, size, walk->null_fd))
+		start_reading(fd, size);
+	walk->stats.files++;
+	walk->stats.bytes += (uint64_t)size;
 }
 
 static int warm_path(const char *path, const struct stat *st,
-		     struct rg_prewarm_stats *stats)
+		     struct warm_walk *walk)
 {
 	int fd;
 
@@ -64,9 +113,23 @@ static int warm_path(const char *path, const struct stat *st,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
-	warm_fd(fd, st->st_size, stats);
+	warm_fd(fd, st->st_size, walk);
 	close(fd);
 	return 0;
+}
+
+static void walk_begin(struct warm_walk *walk, enum warm_mode mode)
+{
+	*walk = (struct warm_walk){ .mode = mode, .null_fd = -1 };
+	if (mode == WARM_READ_NOW)
+		walk->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+}
+
+static void walk_end(struct warm_walk *walk)
+{
+	if (walk->null_fd >= 0)
+		close(walk->null_fd);
+	walk->null_fd = -1;
 }
 
 static int walk_one(const char *path, const struct stat *st, int type,
@@ -74,11 +137,11 @@ static int walk_one(const char *path, const struct stat *st, int type,
 {
 	(void)ftw;
 	if (type == FTW_F)
-		warm_path(path, st, walk_stats); /* unreadable: skip it */
+		warm_path(path, st, current_walk); /* unreadable: skip it */
 	return 0;
 }
 
-static int prewarm_tree(const char *path, struct rg_prewarm_stats *stats,
+static int prewarm_tree(const char *path, struct warm_walk *walk,
 			bool missing_ok, struct rg_error *err)
 {
 	struct stat st;
@@ -89,11 +152,11 @@ static int prewarm_tree(const char *path, struct rg_prewarm_stats *stats,
 		return rg_fail(err, errno, "cannot prewarm `%s'", path);
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		if (warm_path(path, &st, stats) < 0)
+		if (warm_path(path, &st, walk) < 0)
 			return rg_fail(err, errno, "cannot prewarm `%s'", path);
 		return 0;
 	}
-	walk_stats = stats;
+	current_walk = walk;
 	if (nftw(path, walk_one, 16, FTW_PHYS | FTW_MOUNT) < 0)
 		return rg_fail(err, errno, "cannot prewarm `%s'", path);
 	return 0;
@@ -102,14 +165,16 @@ static int prewarm_tree(const char *path, struct rg_prewarm_stats *stats,
 int rg_pool_prewarm(const char *const paths[], size_t count,
 		    struct rg_prewarm_stats *stats, struct rg_error *err)
 {
-	struct rg_prewarm_stats local = { 0 };
+	struct warm_walk walk;
+	int rc = 0;
 
-	for (size_t i = 0; i < count; i++)
-		if (prewarm_tree(paths[i], &local, false, err) < 0)
-			return -1;
-	if (stats)
-		*stats = local;
-	return 0;
+	walk_begin(&walk, WARM_READ_NOW);
+	for (size_t i = 0; i < count && rc == 0; i++)
+		rc = prewarm_tree(paths[i], &walk, false, err);
+	walk_end(&walk);
+	if (rc == 0 && stats)
+		*stats = walk.stats;
+	return rc;
 }
 
 /*
@@ -165,14 +230,16 @@ static void remove_old_stamps(int pool_dir_fd)
 
 static void walk_root(const char *root)
 {
-	struct rg_prewarm_stats stats = { 0 };
 	struct rg_error ignored;
+	struct warm_walk walk;
 	char path[PATH_MAX];
 
+	walk_begin(&walk, WARM_READ_NOW);
 	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs); i++)
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
 				     root_dirs[i]) < sizeof(path))
-			prewarm_tree(path, &stats, true, &ignored);
+			prewarm_tree(path, &walk, true, &ignored);
+	walk_end(&walk);
 }
 
 struct walker_args {
@@ -297,9 +364,9 @@ static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 }
 
 /* The command's file as the child will find it, if it names a path. */
-static void prewarm_command(const struct rg_config *cfg)
+static void prewarm_command(const struct rg_config *cfg,
+			    struct warm_walk *walk)
 {
-	struct rg_prewarm_stats stats = { 0 };
 	char path[PATH_MAX];
 	struct stat st;
 	int n;
@@ -315,22 +382,23 @@ static void prewarm_command(const struct rg_config *cfg)
 			     cfg->workdir ? cfg->workdir : "", cfg->file);
 	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) < 0)
 		return;
-	warm_path(path, &st, &stats);
+	warm_path(path, &st, walk);
 }
 
 void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)
 {
-	struct rg_prewarm_stats stats = { 0 };
+	struct warm_walk walk;
 	struct stat st;
 
 	if (cfg->root)
 		prewarm_root_async(cfg, pool_dir_fd);
-	prewarm_command(cfg);
+	walk_begin(&walk, WARM_START);
+	prewarm_command(cfg, &walk);
 	/* the test input, given as a file or redirected from one */
 	if (cfg->input.path) {
 		if (stat(cfg->input.path, &st) == 0)
-			warm_path(cfg->input.path, &st, &stats);
+			warm_path(cfg->input.path, &st, &walk);
 	} else if (fstat(cfg->input.fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		warm_fd(cfg->input.fd, st.st_size, &stats);
+		warm_fd(cfg->input.fd, st.st_size, &walk);
 	}
 }

@@ -9,7 +9,8 @@
 
 /*
  * Before a pooled run: the command's file and a regular file on stdin
- * (the caller waits for those two), and the -r root's code directories,
+ * start reading (their pages are charged to the caller as they are
+ * allocated; nobody waits for the disk), and the -r root's code directories,
  * once per 10 minutes per set of directories (a stamp in the pool
  * directory), read by a walker in the background at the lowest priority.
  * Call before becoming a child subreaper. Best effort.

@@ -90,7 +90,7 @@ struct rg_prewarm_stats {
  * Bring files (directories: every regular file below them, same file
  * system) into the page cache from the calling process, so that the pages
  * are charged to the caller's cgroup and not to the slot of the first run
- * that touches them.
+ * that touches them. Returns once every byte is in (stats counts them).
  */
 RG_EXPORT int rg_pool_prewarm(const char *const paths[], size_t count,
 			      struct rg_prewarm_stats *stats,

@@ -1520,11 +1520,15 @@ class PoolAdminTest(PoolTestCase):
         self.assertPoolMounts(2)
 
     def test_prewarm(self):
-        f = self.path('w', 'lib.so')
-        with open(f, 'wb') as fh:
-            fh.write(os.urandom(MIB))
+        f = evicted_file(self.path('w', 'lib.so'))
+        evicted = resident_bytes(f) < MIB
         r = self.admin('--pool-prewarm', f)
         self.assertEqual(r.rc, 0, r.describe())
+        self.assertIn('prewarmed 1 files, %d bytes' % BIG_FILE, r.stdout,
+                      r.describe())
+        if evicted:  # the lab's root is a tmpfs
+            self.assertEqual(resident_bytes(f), BIG_FILE,
+                             'not all of it is in when --pool-prewarm ends')
         r = self.admin('--pool-prewarm', f, self.bindir)
         self.assertEqual(r.rc, 0, r.describe())
         missing = self.path('w', 'no-such-file')
@@ -1533,6 +1537,23 @@ class PoolAdminTest(PoolTestCase):
         self.assertIn('no-such-file', r.stderr, r.describe())
         # prewarm makes no pool
         self.assertFalse(os.path.exists(os.path.join(self.pool, 'pool.state')))
+
+    def test_large_input_not_charged_to_the_slot(self):
+        """A test input out of the page cache is read in by runguard, all
+        of it, so the slot's memory shows the program, not the file."""
+        f = evicted_file(self.path('w', 'testdata.in'))
+        if resident_bytes(f) >= MIB:
+            self.skipTest('%s is on %s: its pages cannot be evicted'
+                          % (f, fs_name(f)))
+        with open(f, 'rb') as stdin:
+            r = self.prg('-m', '262144', '-t', '20', self.prog('readstdin'),
+                         stdin=stdin)
+        self.assertPoolMeta(r)
+        self.assertEqual(r.stdout.strip(), 'read %d bytes' % BIG_FILE,
+                         r.describe())
+        self.assertLess(r.f('memory-bytes'), 16 * MIB,
+                        'the input was charged to the slot\n'
+                        + r.describe())
 
 
 def fs_name(path):
@@ -1546,6 +1567,24 @@ def resident_bytes(path):
                           'RES', path], check=True, capture_output=True,
                          text=True).stdout
     return int(out.strip())
+
+
+# Larger than what one posix_fadvise(WILLNEED) reads in on any disk
+# (max(read_ahead_kb, max_sectors_kb): 1.25 MiB on a stock Debian disk).
+BIG_FILE = 64 * MIB
+
+
+def evicted_file(path):
+    """A BIG_FILE-byte file out of the page cache: data at both ends, a
+    hole between (reading a hole fills the page cache as data does)."""
+    with open(path, 'wb') as fh:
+        fh.write(os.urandom(MIB))
+        fh.seek(BIG_FILE - MIB)
+        fh.write(os.urandom(MIB))
+        fh.flush()
+        os.fsync(fh.fileno())
+        os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    return path
 
 
 class PoolPrewarmTest(PoolTestCase):
@@ -1564,13 +1603,7 @@ class PoolPrewarmTest(PoolTestCase):
         os.makedirs(lib)
         self.addCleanup(shutil.rmtree, os.path.join(self.chroot, 'usr'),
                         True)
-        f = os.path.join(lib, 'libbig.so')
-        with open(f, 'wb') as fh:
-            fh.write(os.urandom(4 * MIB))
-            fh.flush()
-            os.fsync(fh.fileno())
-            os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-        return f
+        return evicted_file(os.path.join(lib, 'libbig.so'))
 
     def bound_chroot(self):
         """The chroot bind-mounted at a second place, as DOMjudge's
@@ -1606,8 +1639,9 @@ class PoolPrewarmTest(PoolTestCase):
             self.run_in(root, 'meta-%d' % (i + 1))
         if evictable:
             self.assertEqual(
-                wait_until(lambda: resident_bytes(f) < 4 * MIB, 30), False,
-                'the walker did not read the root\'s libraries in')
+                wait_until(lambda: resident_bytes(f) < BIG_FILE, 30), False,
+                'the walker did not read all of the root\'s library in: '
+                '%d of %d bytes' % (resident_bytes(f), BIG_FILE))
         # one stamp for one chroot; the stale one went with the walk
         self.assertEqual(wait_until(lambda: len(self.stamps()) != 1, 10),
                          False, self.stamps())
