@@ -13,9 +13,7 @@
 #include <time.h>
 
 #include "cgroup.h"
-
-#define rg_container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+#include "util.h"
 
 /* Enough for every small control file we read (lists, keyed stats). */
 #define RG_CG_BUF 4096

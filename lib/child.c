@@ -174,7 +174,7 @@ static void forbid_mqueues(const struct rg_slot *slot, int report_fd)
 {
 	int rc;
 
-	if (slot->transient)
+	if (!slot->namespaces_outlive_run)
 		return;
 	rc = set_limit(RLIMIT_MSGQUEUE, 0, 0);
 	if (rc < 0)

@@ -22,16 +22,11 @@
 #include "error.h"
 #include "ns.h"
 #include "prewarm.h"
+#include "slot.h"
+#include "util.h"
 
 /* how long one wait for a free slot sleeps at most */
 #define WAIT_MAX_MS 20
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
 
 /* Compared as CPU sets: any -P list that is valid unpooled fits. */
 static bool same_cpus(const struct slot_record *rec,
@@ -173,7 +168,7 @@ static int lock_pool_shared(int dir_fd, unsigned int size, int *pool_lock,
 		return 0; /* the directory is gone */
 	if (*pool_lock < 0 || flock(*pool_lock, LOCK_SH) < 0) {
 		rg_fail(err, errno, "locking pool.lock");
-		close_fd(pool_lock);
+		rg_close_fd(pool_lock);
 		return -1;
 	}
 	/* a destroy unlinks it when done: this lock guards nothing */
@@ -198,7 +193,7 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 		if (rc < 0)
 			return -1;
 		if (rc == 0) {
-			close_fd(&pool_lock);
+			rg_close_fd(&pool_lock);
 			/* a destroy racing with us can undo one creation */
 			if (++creations > 3)
 				return rg_fail(err, EAGAIN, "the pool in `%s' "
@@ -226,7 +221,7 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 
 static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 {
-	if (rg_ns_open(l->ns_dir, l->name, l->ns_fd, err) == 0)
+	if (rg_ns_open(l->ns_dir, l->name, l->slot.ns_fd, err) == 0)
 		return 0;
 	if (err->errnum != ESTALE && err->errnum != ENOENT)
 		return -1;
@@ -235,7 +230,7 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 	    rg_ns_remove(l->ns_dir, l->name, err) < 0 ||
 	    rg_ns_create(l->ns_dir, l->name, err) < 0)
 		return -1;
-	return rg_ns_open(l->ns_dir, l->name, l->ns_fd, err);
+	return rg_ns_open(l->ns_dir, l->name, l->slot.ns_fd, err);
 }
 
 /*
@@ -251,9 +246,9 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 /* Remove the slot's cgroup: whoever opens it next makes a new one. */
 static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
 {
-	struct rg_cgroup *old = l->cgroup;
+	struct rg_cgroup *old = l->slot.cgroup;
 
-	l->cgroup = NULL;
+	l->slot.cgroup = NULL;
 	if (rg_cgroup_destroy(old, err) < 0)
 		return -1;
 	/* a new cgroup gets every setting written */
@@ -265,10 +260,10 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 {
 	uint64_t usage;
 
-	if (rg_cgroup_memory_usage(l->cgroup, &usage, err) < 0)
+	if (rg_cgroup_memory_usage(l->slot.cgroup, &usage, err) < 0)
 		return -1;
 	if (usage <= RECYCLE_ABOVE_BYTES &&
-	    !rg_cgroup_needs_recycle(l->cgroup))
+	    !rg_cgroup_needs_recycle(l->slot.cgroup))
 		return 0;
 	return drop_cgroup(l, err);
 }
@@ -278,17 +273,17 @@ static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 {
 	struct rg_ns_scrub report;
 
-	if (rg_cgroup_kill_all(l->cgroup, err) < 0)
+	if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0)
 		return -1;
-	if (rg_ns_scrub(l->ns_fd, l->ns_dir, l->name, &report, err) < 0)
+	if (rg_ns_scrub(l->slot.ns_fd, l->ns_dir, l->name, &report, err) < 0)
 		return -1;
 	/*
 	 * Sockets stuck in flight, or SysV ids the run moved on: the next
 	 * run gets a new net or IPC namespace.
 	 */
-	if (rg_ns_refresh(l->ns_dir, l->name, &report, l->ns_fd, err) < 0)
+	if (rg_ns_refresh(l->ns_dir, l->name, &report, l->slot.ns_fd, err) < 0)
 		return -1;
-	return rg_cgroup_reset(l->cgroup, err);
+	return rg_cgroup_reset(l->slot.cgroup, err);
 }
 
 static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
@@ -296,7 +291,7 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 {
 	bool created;
 
-	if (rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created, err) < 0)
+	if (rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created, err) < 0)
 		return -1;
 	if (created)
 		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
@@ -305,9 +300,9 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 	 * the cgroup was made: a cgroup anything was charged to (the kernel
 	 * says so, whatever the slot record says) is replaced by a new one.
 	 */
-	if (!rg_cgroup_peak_clean(l->cgroup)) {
+	if (!rg_cgroup_peak_clean(l->slot.cgroup)) {
 		if (drop_cgroup(l, err) < 0 ||
-		    rg_pool_open_slot_cgroup(h, l->name, &l->cgroup, &created,
+		    rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created,
 					     err) < 0)
 			return -1;
 	}
@@ -327,7 +322,7 @@ static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 		limits.set |= RG_CG_SET_MEMORY;
 	if (!known || !same_cpus(&l->rec, cfg))
 		limits.set |= RG_CG_SET_CPUSET;
-	if (limits.set && rg_cgroup_apply_limits(l->cgroup, &limits, err) < 0)
+	if (limits.set && rg_cgroup_apply_limits(l->slot.cgroup, &limits, err) < 0)
 		return -1;
 	l->rec.memory_limit = cfg->memory_limit;
 	record_cpuset(&l->rec, cfg);
@@ -376,15 +371,17 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 static void free_lease(struct rg_pool_lease *l)
 {
-	rg_cgroup_close(l->cgroup);
-	rg_ns_close(l->ns_fd);
-	close_fd(&l->lock_fd); /* unlocks */
-	close_fd(&l->dir_fd);
+	rg_cgroup_close(l->slot.cgroup);
+	rg_ns_close(l->slot.ns_fd);
+	rg_close_fd(&l->lock_fd); /* unlocks */
+	rg_close_fd(&l->dir_fd);
 	free(l);
 }
 
-int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
-		    struct rg_pool_lease **out, struct rg_error *err)
+static const struct rg_slot_ops pooled_slot_ops;
+
+int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
+			   struct rg_slot **out, struct rg_error *err)
 {
 	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
 	struct rg_pool_lease *l = calloc(1, sizeof(*l));
@@ -392,22 +389,22 @@ int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
 
 	if (!l)
 		return rg_fail(err, errno, "allocating a slot lease");
+	rg_slot_init(&l->slot, &pooled_slot_ops);
+	l->slot.namespaces_outlive_run = true;
 	l->lock_fd = -1;
-	for (int i = 0; i < RG_NS_COUNT; i++)
-		l->ns_fd[i] = -1;
 	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||
 	    rg_pool_ns_dir(l->dir_fd, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
 		free_lease(l);
 		return -1;
 	}
-	rg_prewarm_for_run(cfg, l->dir_fd);
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
 	    prepare_slot(l, cfg, &h, err) < 0) {
 		/* the record stays "in use": the next holder cleans up */
 		free_lease(l);
 		return -1;
 	}
-	*out = l;
+	l->slot.pool_index = (int)l->index;
+	*out = &l->slot;
 	return 0;
 }
 
@@ -444,15 +441,16 @@ static int reset_detached(void *arg)
 	return reset_and_record(arg, &ignored) < 0;
 }
 
-int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
+/* Kill leftovers, scrub, reset and give the slot back. */
+static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 {
+	struct rg_pool_lease *l =
+		rg_container_of(slot, struct rg_pool_lease, slot);
 	int rc;
 
-	if (!l)
-		return 0;
 	/* nothing of the run outlives the call, whoever resets */
-	rc = rg_cgroup_kill_all(l->cgroup, err);
-	if (rc == 0 && rg_cgroup_reset_is_slow(l->cgroup) &&
+	rc = rg_cgroup_kill_all(l->slot.cgroup, err);
+	if (rc == 0 && rg_cgroup_reset_is_slow(l->slot.cgroup) &&
 	    rg_detach(reset_detached, l)) {
 		free_lease(l);
 		return 0;
@@ -464,3 +462,24 @@ int rg_pool_release(struct rg_pool_lease *l, struct rg_error *err)
 	free_lease(l);
 	return rc;
 }
+
+/* what all runs read, charged to us (prewarm.c) */
+static void pooled_prewarm(struct rg_slot *slot, const struct rg_config *cfg)
+{
+	rg_prewarm_for_run(cfg, rg_container_of(slot, struct rg_pool_lease,
+						slot)->dir_fd);
+}
+
+/* runguard died mid-run: the run dies; the slot's next holder resets it */
+static void pooled_abandon(struct rg_slot *slot)
+{
+	struct rg_error ignored;
+
+	rg_cgroup_kill_all(slot->cgroup, &ignored);
+}
+
+static const struct rg_slot_ops pooled_slot_ops = {
+	.prewarm = pooled_prewarm,
+	.release = pooled_release,
+	.abandon = pooled_abandon,
+};

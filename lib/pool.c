@@ -23,17 +23,11 @@
 #include "error.h"
 #include "ns.h"
 #include "rg-build-config.h"
+#include "util.h"
 
 #define DYNMODS_DIR "dynmods"
 #define MOUNT_TABLE "cgroup.mounts"
 #define DYNMODS_OPTIONS "none,name=runguard_dynmods,favordynmods"
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
 
 void rg_pool_slot_name(unsigned int index, char *buf, size_t len)
 {
@@ -101,7 +95,7 @@ static int walk_restart(struct walk *w, struct rg_error *err)
 {
 	struct stat st;
 
-	close_fd(&w->fd);
+	rg_close_fd(&w->fd);
 	w->done[0] = '\0';
 	w->fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (w->fd < 0 || fstat(w->fd, &st) < 0)
@@ -221,7 +215,7 @@ static int open_trusted(const char *dir, bool create, int *dir_fd,
 	*dir_fd = w.fd;
 	return 0;
 fail:
-	close_fd(&w.fd);
+	rg_close_fd(&w.fd);
 	return -1;
 }
 
@@ -273,7 +267,7 @@ int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
 	if (open_trusted(dir, create, dir_fd, err) < 0)
 		return -1;
 	if (check_entries(*dir_fd, dir, err) < 0) {
-		close_fd(dir_fd);
+		rg_close_fd(dir_fd);
 		return -1;
 	}
 	return 0;
@@ -286,7 +280,7 @@ int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err)
 	/* removed (a destroy): a new one, if someone made it, or ours */
 	if (fstat(*dir_fd, &st) == 0 && st.st_nlink > 0)
 		return 0;
-	close_fd(dir_fd);
+	rg_close_fd(dir_fd);
 	return rg_pool_open_dir(dir, true, dir_fd, err);
 }
 
@@ -696,7 +690,7 @@ static enum rg_pool_slot_state slot_state(int dir_fd, unsigned int index,
 		close(fd);
 		return RG_POOL_SLOT_HELD;
 	}
-	close_fd(&fd);
+	rg_close_fd(&fd);
 	return rec->state == SLOT_IN_USE ? RG_POOL_SLOT_DIRTY :
 					   RG_POOL_SLOT_FREE;
 }
@@ -880,7 +874,7 @@ static int destroy_locked(int dir_fd, const struct pool_header *h, bool force,
 	remove_prewarm_stamps(dir_fd);
 out:
 	for (unsigned int i = 0; i < h->size; i++)
-		close_fd(&locks[i]);
+		rg_close_fd(&locks[i]);
 	free(locks);
 	return rc;
 }
@@ -957,7 +951,7 @@ int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
 	if (rc == 0)
 		unlinkat(dir_fd, "pool.lock", 0);
 out:
-	close_fd(&lock_fd);
+	rg_close_fd(&lock_fd);
 	close(dir_fd);
 	if (rc == 0)
 		rmdir(dir); /* only if empty: it may hold other things */

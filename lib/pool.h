@@ -67,27 +67,14 @@ struct slot_record {
 
 /* One borrowed slot. */
 struct rg_pool_lease {
+	struct rg_slot slot; /* its cgroup and the namespaces to join */
 	int dir_fd;
 	int lock_fd;
 	unsigned int index;
 	char name[24];  /* "slot-K" */
 	char ns_dir[PATH_MAX];
 	struct slot_record rec;
-	struct rg_cgroup *cgroup;
-	int ns_fd[RG_NS_COUNT];
 };
-
-/*
- * Borrow a slot for cfg's run: create the pool if needed, prefer a free
- * slot whose settings match, wait while all are busy (wake_fd readable, if
- * >= 0, aborts the wait with EINTR), clean it if its last holder died and
- * write the settings that differ.
- */
-int rg_pool_acquire(const struct rg_config *cfg, int wake_fd,
-		    struct rg_pool_lease **out, struct rg_error *err);
-
-/* Kill leftovers, scrub, reset and give the slot back. NULL-safe. */
-int rg_pool_release(struct rg_pool_lease *lease, struct rg_error *err);
 
 /* pool.c, for lease.c */
 

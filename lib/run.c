@@ -191,22 +191,24 @@ static int open_outputs(struct run *r, int dest[2], struct rg_error *err)
 	return 0;
 }
 
-static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
+/* A transient slot, or one of the pool's (waiting while all are busy). */
+static int take_slot(struct run *r, struct rg_error *err)
+{
+	if (r->cfg->pool_size == 0)
+		return rg_slot_open_transient(r->cfg, &r->slot, err);
+	if (rg_slot_acquire_pooled(r->cfg, r->sup.signal_fd, &r->slot, err) < 0)
+		return -1;
+	r->result->pooled = true;
+	r->result->pool_slot = (unsigned int)r->slot->pool_index;
+	return 0;
+}
+
+/* From clone3 to the child's READY: it waits at the barrier then. */
+static int start_child(struct run *r, const int dest[2], bool *setup_failed,
+		       struct rg_error *err)
 {
 	static const char *const names[2] = { "stdout", "stderr" };
-	int dest[2];
 
-	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
-		return -1;
-	if (r->cfg->pool_size > 0) {
-		if (rg_slot_acquire_pooled(r->cfg, r->sup.signal_fd, &r->slot,
-					   err) < 0)
-			return -1;
-		r->result->pooled = true;
-		r->result->pool_slot = (unsigned int)r->slot->pool_index;
-	} else if (rg_slot_open_transient(r->cfg, &r->slot, err) < 0) {
-		return -1;
-	}
 	r->plan.slot = r->slot;
 	if (rg_watchdog_start(&r->watchdog, r->slot, err) < 0)
 		return -1;
@@ -228,7 +230,7 @@ static int start_child(struct run *r, bool *setup_failed, struct rg_error *err)
 		return -1;
 	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
 		return -1;
-	return rg_slot_hold_namespaces(r->slot, r->child.pid, err);
+	return rg_slot_hold(r->slot, r->child.pid, err);
 }
 
 /* The timed window opens here. */
@@ -491,11 +493,18 @@ static int finish(struct run *r, struct rg_error *err)
 	return release_rc;
 }
 
+/* docs/design.md §2, steps 5 to 12. */
 static int supervise_run(struct run *r, struct rg_error *err)
 {
 	bool setup_failed = false;
+	int dest[2];
 
-	if (start_child(r, &setup_failed, err) < 0) {
+	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
+		return -1;
+	if (take_slot(r, err) < 0)
+		return -1;
+	rg_slot_prewarm(r->slot, r->cfg);
+	if (start_child(r, dest, &setup_failed, err) < 0) {
 		if (setup_failed && collect_setup_failure(r) == 0)
 			return 0;
 		return -1;

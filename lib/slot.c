@@ -10,7 +10,7 @@
 
 #include "cgroup.h"
 #include "error.h"
-#include "pool.h"
+#include "util.h"
 
 /* What stock runguard unshares: no network, private IPC, mounts and name. */
 #define RG_TRANSIENT_NS_FLAGS \
@@ -27,59 +27,53 @@ static void transient_name(char *buf, size_t len)
 		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 }
 
-int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
-			   struct rg_error *err)
+void rg_slot_init(struct rg_slot *slot, const struct rg_slot_ops *ops)
 {
-	struct rg_cgroup_limits limits = {
-		.memory_bytes = cfg->memory_limit,
-		.cpuset = cfg->cpuset,
-		.set = RG_CG_SET_MEMORY | RG_CG_SET_CPUSET,
-	};
-	struct rg_slot *slot;
-	char name[96];
-
-	slot = calloc(1, sizeof(*slot));
-	if (!slot)
-		return rg_fail(err, errno, "allocating a slot");
+	slot->ops = ops;
+	slot->cgroup = NULL;
+	slot->clone_flags = 0;
 	for (int i = 0; i < RG_NS_COUNT; i++)
-		slot->ns_fd[i] = slot->held_ns_fd[i] = -1;
-	slot->transient = true;
+		slot->ns_fd[i] = -1;
+	slot->namespaces_outlive_run = false;
 	slot->pool_index = -1;
-	slot->clone_flags = RG_TRANSIENT_NS_FLAGS;
-	transient_name(name, sizeof(name));
-	if (rg_cgroup_create(cfg->cgroup_parent, name, cfg->cpuset != NULL,
-			     &slot->cgroup, err) < 0 ||
-	    rg_cgroup_apply_limits(slot->cgroup, &limits, err) < 0) {
-		struct rg_error ignored;
-
-		rg_cgroup_destroy(slot->cgroup, &ignored);
-		free(slot);
-		return -1;
-	}
-	*out = slot;
-	return 0;
 }
 
-int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
-			   struct rg_slot **out, struct rg_error *err)
+void rg_slot_prewarm(struct rg_slot *slot, const struct rg_config *cfg)
 {
-	struct rg_slot *slot = calloc(1, sizeof(*slot));
+	if (slot->ops->prewarm)
+		slot->ops->prewarm(slot, cfg);
+}
 
-	if (!slot)
-		return rg_fail(err, errno, "allocating a slot");
-	for (int i = 0; i < RG_NS_COUNT; i++)
-		slot->held_ns_fd[i] = -1;
-	if (rg_pool_acquire(cfg, wake_fd, &slot->lease, err) < 0) {
-		free(slot);
-		return -1;
-	}
-	/* the lease owns the cgroup and the namespace fds */
-	slot->cgroup = slot->lease->cgroup;
-	for (int i = 0; i < RG_NS_COUNT; i++)
-		slot->ns_fd[i] = slot->lease->ns_fd[i];
-	slot->pool_index = (int)slot->lease->index;
-	*out = slot;
-	return 0;
+int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err)
+{
+	return slot->ops->hold ? slot->ops->hold(slot, child, err) : 0;
+}
+
+int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
+{
+	return slot ? slot->ops->release(slot, err) : 0;
+}
+
+void rg_slot_abandon(struct rg_slot *slot)
+{
+	slot->ops->abandon(slot);
+}
+
+/* The transient implementation. */
+
+struct transient_slot {
+	struct rg_slot base;
+	/*
+	 * The child's namespaces, held from its READY to the release:
+	 * otherwise the command's exit would tear them down (the mount
+	 * namespace waits for an RCU grace period) inside the timed window.
+	 */
+	int held_ns_fd[RG_NS_COUNT];
+};
+
+static struct transient_slot *to_transient(struct rg_slot *slot)
+{
+	return rg_container_of(slot, struct transient_slot, base);
 }
 
 static const char *const ns_names[RG_NS_COUNT] = {
@@ -89,39 +83,74 @@ static const char *const ns_names[RG_NS_COUNT] = {
 	[RG_NS_UTS] = "uts",
 };
 
-int rg_slot_hold_namespaces(struct rg_slot *slot, pid_t child,
-			    struct rg_error *err)
+static int transient_hold(struct rg_slot *slot, pid_t child,
+			  struct rg_error *err)
 {
+	struct transient_slot *t = to_transient(slot);
 	char path[64];
 
-	if (!slot->clone_flags)
-		return 0;
 	for (int i = 0; i < RG_NS_COUNT; i++) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)child,
 			 ns_names[i]);
-		slot->held_ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
-		if (slot->held_ns_fd[i] < 0)
+		t->held_ns_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
+		if (t->held_ns_fd[i] < 0)
 			return rg_fail(err, errno, "opening %s", path);
 	}
 	return 0;
 }
 
-int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
+static int transient_release(struct rg_slot *slot, struct rg_error *err)
 {
-	int rc = 0;
+	struct transient_slot *t = to_transient(slot);
+	int rc = rg_cgroup_destroy(slot->cgroup, err);
 
-	if (!slot)
-		return 0;
-	if (slot->transient)
-		rc = rg_cgroup_destroy(slot->cgroup, err);
-	else
-		rc = rg_pool_release(slot->lease, err);
-	for (int i = 0; i < RG_NS_COUNT; i++) {
-		if (slot->transient && slot->ns_fd[i] >= 0)
-			close(slot->ns_fd[i]);
-		if (slot->held_ns_fd[i] >= 0)
-			close(slot->held_ns_fd[i]);
-	}
-	free(slot);
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		rg_close_fd(&t->held_ns_fd[i]);
+	free(t);
 	return rc;
+}
+
+static void transient_abandon(struct rg_slot *slot)
+{
+	struct rg_error ignored;
+
+	rg_cgroup_kill_all(slot->cgroup, &ignored);
+	rg_cgroup_destroy(slot->cgroup, &ignored);
+}
+
+static const struct rg_slot_ops transient_slot_ops = {
+	.hold = transient_hold,
+	.release = transient_release,
+	.abandon = transient_abandon,
+};
+
+int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
+			   struct rg_error *err)
+{
+	struct rg_cgroup_limits limits = {
+		.memory_bytes = cfg->memory_limit,
+		.cpuset = cfg->cpuset,
+		.set = RG_CG_SET_MEMORY | RG_CG_SET_CPUSET,
+	};
+	struct transient_slot *t = calloc(1, sizeof(*t));
+	char name[96];
+
+	if (!t)
+		return rg_fail(err, errno, "allocating a slot");
+	rg_slot_init(&t->base, &transient_slot_ops);
+	for (int i = 0; i < RG_NS_COUNT; i++)
+		t->held_ns_fd[i] = -1;
+	t->base.clone_flags = RG_TRANSIENT_NS_FLAGS;
+	transient_name(name, sizeof(name));
+	if (rg_cgroup_create(cfg->cgroup_parent, name, cfg->cpuset != NULL,
+			     &t->base.cgroup, err) < 0 ||
+	    rg_cgroup_apply_limits(t->base.cgroup, &limits, err) < 0) {
+		struct rg_error ignored;
+
+		rg_cgroup_destroy(t->base.cgroup, &ignored);
+		free(t);
+		return -1;
+	}
+	*out = &t->base;
+	return 0;
 }

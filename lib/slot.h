@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A slot is where one run happens: a cgroup and a set of namespaces. A
- * transient slot is created for one run and destroyed after it (what stock
- * runguard does); a pooled slot (later) is kept and reset between runs.
- * The run code sees only this interface.
+ * A slot is where one run happens: a cgroup and a set of namespaces. One
+ * interface, two implementations: a transient slot is created for one run
+ * and destroyed after it (what stock runguard does, slot.c); a pooled one
+ * is borrowed from the pool and reset after it (lease.c). The run code
+ * sees only this interface.
  */
 #ifndef RG_SLOT_H
 #define RG_SLOT_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "config.h"
 
 struct rg_cgroup;
-struct rg_pool_lease;
+struct rg_slot;
 
 enum rg_ns_index {
 	RG_NS_IPC,
@@ -23,45 +25,67 @@ enum rg_ns_index {
 	RG_NS_COUNT,
 };
 
-struct rg_slot {
-	struct rg_cgroup *cgroup;
-	/* namespaces the child creates with clone3 (transient slots) */
-	unsigned long clone_flags;
-	/* namespaces the child joins with setns (pooled slots), or -1 */
-	int ns_fd[RG_NS_COUNT];
+struct rg_slot_ops {
 	/*
-	 * A transient slot's namespaces, held from the child's READY to the
-	 * release: otherwise the command's exit would tear them down (the
-	 * mount namespace waits for an RCU grace period) inside the timed
-	 * window.
+	 * Before the child exists: bring in from outside the slot what the
+	 * run will read, so that the slot is not charged for it. Optional.
 	 */
-	int held_ns_fd[RG_NS_COUNT];
-	bool transient;
-	/* pooled slots: the borrowed slot and its number */
-	struct rg_pool_lease *lease;
-	int pool_index;
+	void (*prewarm)(struct rg_slot *slot, const struct rg_config *cfg);
+	/*
+	 * After the child's READY: take what its exit must not tear down
+	 * inside the timed window. Optional.
+	 */
+	int (*hold)(struct rg_slot *slot, pid_t child, struct rg_error *err);
+	/* Give the slot back (destroyed or reset) and free it. */
+	int (*release)(struct rg_slot *slot, struct rg_error *err);
+	/*
+	 * runguard died mid-run (called by the watchdog, a task sharing our
+	 * memory): kill the run, clean what the next runguard cannot.
+	 */
+	void (*abandon)(struct rg_slot *slot);
 };
+
+struct rg_slot {
+	const struct rg_slot_ops *ops;
+	struct rg_cgroup *cgroup;
+	/* namespaces the child creates with clone3 */
+	unsigned long clone_flags;
+	/* namespaces the child joins with setns, or -1 */
+	int ns_fd[RG_NS_COUNT];
+	/* the namespaces serve later runs: no POSIX message queues */
+	bool namespaces_outlive_run;
+	int pool_index; /* -1: not pooled */
+};
+
+/* For implementations: no cgroup, no namespaces, not pooled. */
+void rg_slot_init(struct rg_slot *slot, const struct rg_slot_ops *ops);
 
 /* A fresh cgroup (limits applied) and fresh namespaces for one run. */
 int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
 			   struct rg_error *err);
 
 /*
- * A slot borrowed from cfg's pool (cfg->pool_size > 0): kept cgroup and
- * namespaces, settings written only where they differ. Waits while every
- * slot is busy; wake_fd (if >= 0) becoming readable ends the wait.
+ * A slot borrowed from cfg's pool (cfg->pool_size > 0; created if need
+ * be): kept cgroup and namespaces, settings written only where they
+ * differ, cleaned first if its last holder died. Waits while every slot
+ * is busy; wake_fd (if >= 0) becoming readable ends the wait (EINTR).
  */
 int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 			   struct rg_slot **out, struct rg_error *err);
 
-/* Take references to the namespaces the child created (transient slots). */
-int rg_slot_hold_namespaces(struct rg_slot *slot, pid_t child,
-			    struct rg_error *err);
+/* See rg_slot_ops.prewarm. */
+void rg_slot_prewarm(struct rg_slot *slot, const struct rg_config *cfg);
+
+/* See rg_slot_ops.hold. */
+int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err);
 
 /*
  * Give the slot back: a transient slot is destroyed, a pooled one is
  * cleaned and reset for the next run. NULL-safe.
  */
 int rg_slot_release(struct rg_slot *slot, struct rg_error *err);
+
+/* See rg_slot_ops.abandon. */
+void rg_slot_abandon(struct rg_slot *slot);
 
 #endif

@@ -14,14 +14,7 @@
 #include "cgroup.h"
 #include "error.h"
 #include "slot.h"
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
+#include "util.h"
 
 /* Keep pipe ends off 0-2, so that dup2() onto stdio cannot clobber one. */
 static int above_stdio(int fd)
@@ -42,8 +35,8 @@ static int make_pipe(int fds[2], struct rg_error *err)
 	fds[0] = above_stdio(fds[0]);
 	fds[1] = above_stdio(fds[1]);
 	if (fds[0] < 0 || fds[1] < 0) {
-		close_fd(&fds[0]);
-		close_fd(&fds[1]);
+		rg_close_fd(&fds[0]);
+		rg_close_fd(&fds[1]);
 		return rg_fail(err, EMFILE, "creating a pipe");
 	}
 	return 0;
@@ -58,10 +51,10 @@ struct spawn_pipes {
 static void close_pipes(struct spawn_pipes *p)
 {
 	for (int i = 0; i < 2; i++) {
-		close_fd(&p->report[i]);
-		close_fd(&p->go[i]);
-		close_fd(&p->out[0][i]);
-		close_fd(&p->out[1][i]);
+		rg_close_fd(&p->report[i]);
+		rg_close_fd(&p->go[i]);
+		rg_close_fd(&p->out[0][i]);
+		rg_close_fd(&p->out[1][i]);
 	}
 }
 
@@ -182,7 +175,7 @@ int rg_spawn_release(struct rg_child *child, struct rg_error *err)
 	do {
 		n = write(child->go_fd, "g", 1);
 	} while (n < 0 && errno == EINTR);
-	close_fd(&child->go_fd);
+	rg_close_fd(&child->go_fd);
 	if (n != 1)
 		return rg_fail(err, errno, "releasing the child");
 	return 0;
@@ -206,9 +199,9 @@ int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
 
 void rg_child_close(struct rg_child *child)
 {
-	close_fd(&child->pidfd);
-	close_fd(&child->report_fd);
-	close_fd(&child->go_fd);
-	close_fd(&child->output_fd[0]);
-	close_fd(&child->output_fd[1]);
+	rg_close_fd(&child->pidfd);
+	rg_close_fd(&child->report_fd);
+	rg_close_fd(&child->go_fd);
+	rg_close_fd(&child->output_fd[0]);
+	rg_close_fd(&child->output_fd[1]);
 }

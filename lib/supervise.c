@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "util.h"
 
 enum watch_tag {
 	TAG_PIDFD = 1,
@@ -324,18 +325,11 @@ void rg_supervisor_collect_signals(struct rg_supervisor *sup)
 			sup->received_signal = (int)si.ssi_signo;
 }
 
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 void rg_supervisor_close(struct rg_supervisor *sup)
 {
-	close_fd(&sup->epoll_fd);
-	close_fd(&sup->wall_timer_fd);
-	close_fd(&sup->grace_timer_fd);
-	close_fd(&sup->sample_timer_fd);
-	close_fd(&sup->signal_fd);
+	rg_close_fd(&sup->epoll_fd);
+	rg_close_fd(&sup->wall_timer_fd);
+	rg_close_fd(&sup->grace_timer_fd);
+	rg_close_fd(&sup->sample_timer_fd);
+	rg_close_fd(&sup->signal_fd);
 }

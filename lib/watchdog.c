@@ -21,7 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "error.h"
 #include "slot.h"
 
@@ -48,8 +47,6 @@ static void wait_for_exit(int pidfd)
 static int watch(void *arg)
 {
 	struct rg_watchdog *w = arg;
-	struct rg_error ignored;
-	struct rg_slot *slot;
 	sigset_t all;
 
 	sigfillset(&all);
@@ -57,12 +54,8 @@ static int watch(void *arg)
 	prctl(PR_SET_NAME, "runguard-watch", 0, 0, 0);
 	wait_for_exit(w->pidfd);
 	/* runguard is gone: nothing else uses this memory any more */
-	slot = w->slot;
-	if (slot && slot->cgroup) {
-		rg_cgroup_kill_all(slot->cgroup, &ignored);
-		if (slot->transient)
-			rg_cgroup_destroy(slot->cgroup, &ignored);
-	}
+	if (w->slot)
+		rg_slot_abandon(w->slot);
 	_exit(0);
 }
 

@@ -4,8 +4,8 @@
  * even one that is SIGKILLed (no handler runs then). The watchdog is a
  * tiny task that shares runguard's memory and fd table and waits for
  * runguard's process to exit: if that happens before runguard dismissed
- * it, it kills everything in the run's cgroup at once (and removes a
- * transient cgroup).
+ * it, it abandons the slot (rg_slot_abandon: kills everything in the
+ * run's cgroup at once, and removes a transient cgroup).
  */
 #ifndef RG_WATCHDOG_H
 #define RG_WATCHDOG_H

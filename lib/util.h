@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Small helpers every part of the library uses. */
+#ifndef RG_UTIL_H
+#define RG_UTIL_H
+
+#include <stddef.h>
+#include <unistd.h>
+
+/* Close *fd if it is open and mark it closed. */
+static inline void rg_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* The struct that holds member at ptr. */
+#define rg_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#endif
