@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -181,11 +182,28 @@ static void forbid_mqueues(const struct rg_slot *slot, int report_fd)
 		fail(report_fd, -rc, "setting RLIMIT_MSGQUEUE", NULL, NULL);
 }
 
+/* Best effort for limits: without CAP_SYS_RESOURCE a hard one stays. */
+static void adopt_caller_state(const struct rg_caller_state *caller,
+			       int report_fd)
+{
+	if (!caller)
+		return;
+	if (fchdir(caller->cwd_fd) < 0)
+		fail(report_fd, errno, "cannot enter the caller's directory",
+		     NULL, NULL);
+	umask(caller->umask);
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
+			fail(report_fd, errno, "cannot take the caller's limits",
+			     NULL, NULL);
+}
+
 static void join_slot(const struct rg_slot *slot, int report_fd)
 {
 	int rc;
 
-	if (rg_cgroup_clone_fd(slot->cgroup) < 0) {
+	/* a keeper's child was born in the cgroup and namespaces */
+	if (slot->cgroup && rg_cgroup_clone_fd(slot->cgroup) < 0) {
 		rc = rg_cgroup_attach_self(slot->cgroup);
 		if (rc < 0)
 			fail(report_fd, -rc, "Failed to move the process to the cgroup",
@@ -342,6 +360,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 	/* without this a dead supervisor would never look like EOF */
 	for (int i = 0; i < 4; i++)
 		close(fds->parent_fd[i]);
+	adopt_caller_state(plan->caller, report_fd);
 	join_slot(plan->slot, report_fd);
 	/*
 	 * Linux before 6.3 (and its stable series, e.g. 5.10) leaves a child

@@ -381,6 +381,11 @@ int rg_config_set_pool(struct rg_config *cfg, const char *dir,
 	return 0;
 }
 
+void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable)
+{
+	cfg->pool_keeper = enable;
+}
+
 void rg_config_set_pool_favordynmods(struct rg_config *cfg, bool enable)
 {
 	cfg->pool_favordynmods = enable;

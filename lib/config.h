@@ -53,6 +53,7 @@ struct rg_config {
 	char *pool_dir;        /* NULL: RG_POOL_DIR_DEFAULT */
 	unsigned int pool_size; /* 0: a transient slot per run */
 	bool pool_favordynmods;
+	bool pool_keeper;       /* resident slots (keeper.h) */
 	bool handle_signals;
 	int cancel_fd;
 	bool reap_all_children;

@@ -19,6 +19,7 @@
 
 #include "cgroup.h"
 #include "detach.h"
+#include "keeper.h"
 #include "error.h"
 #include "ns.h"
 #include "prewarm.h"
@@ -268,14 +269,28 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 	return drop_cgroup(l, err);
 }
 
+/*
+ * The keeper and all in its PID namespace: the slot's cgroup holds
+ * nothing else. The next holder starts a new one.
+ */
+static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
+{
+	rg_close_fd(&l->keeper_conn);
+	return rg_cgroup_kill_all(l->slot.cgroup, err);
+}
+
 /* Everything a previous run could have left, removed. */
 static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 {
 	struct rg_ns_scrub report;
 
-	if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0)
+	if (rg_slot_kill_run(&l->slot, err) < 0)
 		return -1;
 	if (rg_ns_scrub(l->slot.ns_fd, l->ns_dir, l->name, &report, err) < 0)
+		return -1;
+	/* a keeper lives in the namespaces being replaced: it goes too */
+	if ((report.ipc_used || report.unix_sockets_left) &&
+	    l->keeper_conn >= 0 && stop_keeper(l, err) < 0)
 		return -1;
 	/*
 	 * Sockets stuck in flight, or SysV ids the run moved on: the next
@@ -371,6 +386,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 static void free_lease(struct rg_pool_lease *l)
 {
+	rg_close_fd(&l->keeper_conn);
 	rg_cgroup_close(l->slot.cgroup);
 	rg_ns_close(l->slot.ns_fd);
 	rg_close_fd(&l->lock_fd); /* unlocks */
@@ -379,6 +395,29 @@ static void free_lease(struct rg_pool_lease *l)
 }
 
 static const struct rg_slot_ops pooled_slot_ops;
+static const struct rg_slot_ops resident_slot_ops;
+
+/*
+ * The slot's keeper, started if it has none (never started, or dead:
+ * then its PID namespace died with it and nothing of it is left but
+ * tasks on their way out).
+ */
+static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
+{
+	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn, err) < 0) {
+		if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
+			return -1;
+		if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0 ||
+		    rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
+				    l->slot.cgroup, err) < 0 ||
+		    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+				      err) < 0)
+			return rg_fail_context(err, "slot %u", l->index);
+	}
+	rg_cgroup_expect_tasks(l->slot.cgroup);
+	l->slot.ops = &resident_slot_ops;
+	return 0;
+}
 
 int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 			   struct rg_slot **out, struct rg_error *err)
@@ -392,13 +431,15 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 	rg_slot_init(&l->slot, &pooled_slot_ops);
 	l->slot.namespaces_outlive_run = true;
 	l->lock_fd = -1;
+	l->keeper_conn = -1;
 	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||
 	    rg_pool_ns_dir(l->dir_fd, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
 		free_lease(l);
 		return -1;
 	}
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
-	    prepare_slot(l, cfg, &h, err) < 0) {
+	    prepare_slot(l, cfg, &h, err) < 0 ||
+	    (cfg->pool_keeper && use_keeper(l, err) < 0)) {
 		/* the record stays "in use": the next holder cleans up */
 		free_lease(l);
 		return -1;
@@ -449,7 +490,7 @@ static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 	int rc;
 
 	/* nothing of the run outlives the call, whoever resets */
-	rc = rg_cgroup_kill_all(l->slot.cgroup, err);
+	rc = rg_slot_kill_run(&l->slot, err);
 	if (rc == 0 && rg_cgroup_reset_is_slow(l->slot.cgroup) &&
 	    rg_detach(reset_detached, l)) {
 		free_lease(l);
@@ -482,4 +523,57 @@ static const struct rg_slot_ops pooled_slot_ops = {
 	.prewarm = pooled_prewarm,
 	.release = pooled_release,
 	.abandon = pooled_abandon,
+};
+
+/* Resident slots: the keeper forks, reaps and kills (keeper.h). */
+
+static struct rg_pool_lease *to_lease(struct rg_slot *slot)
+{
+	return rg_container_of(slot, struct rg_pool_lease, slot);
+}
+
+static int resident_spawn(struct rg_slot *slot,
+			  const struct rg_child_plan *plan,
+			  struct rg_child *child, struct rg_error *err)
+{
+	struct rg_pool_lease *l = to_lease(slot);
+
+	l->keeper_cpu_ns = 0;
+	return rg_keeper_spawn(l->keeper_conn, plan, child, err);
+}
+
+static int resident_reap(struct rg_slot *slot, struct rg_child *child,
+			 int *status, struct rusage *ru, struct rg_error *err)
+{
+	(void)child;
+	return rg_keeper_reap(to_lease(slot)->keeper_conn, status, ru, err);
+}
+
+static int resident_kill(struct rg_slot *slot, struct rg_error *err)
+{
+	struct rg_pool_lease *l = to_lease(slot);
+
+	if (l->keeper_conn < 0) /* stopped: the cgroup is all there is */
+		return rg_cgroup_kill_all(slot->cgroup, err);
+	return rg_keeper_kill(l->keeper_conn, &l->keeper_cpu_ns, err);
+}
+
+/* The keeper's own CPU time counts in the slot's cgroup: not the run's. */
+static void resident_correct_stats(struct rg_slot *slot,
+				   struct rg_cgroup_stats *st)
+{
+	int64_t keeper_ns = to_lease(slot)->keeper_cpu_ns;
+
+	if (st->cpu_ns >= 0)
+		st->cpu_ns = st->cpu_ns > keeper_ns ? st->cpu_ns - keeper_ns : 0;
+}
+
+static const struct rg_slot_ops resident_slot_ops = {
+	.prewarm = pooled_prewarm,
+	.spawn = resident_spawn,
+	.reap = resident_reap,
+	.kill_run = resident_kill,
+	.correct_stats = resident_correct_stats,
+	.release = pooled_release,
+	/* no watchdog: the keeper sees its client die and kills the run */
 };

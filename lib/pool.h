@@ -74,6 +74,8 @@ struct rg_pool_lease {
 	char name[24];  /* "slot-K" */
 	char ns_dir[PATH_MAX];
 	struct slot_record rec;
+	int keeper_conn;       /* resident slots: our keeper, or -1 */
+	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 };
 
 /* pool.c, for lease.c */

@@ -210,14 +210,15 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 	static const char *const names[2] = { "stdout", "stderr" };
 
 	r->plan.slot = r->slot;
-	if (rg_watchdog_start(&r->watchdog, r->slot, err) < 0)
+	if (rg_slot_can_abandon(r->slot) &&
+	    rg_watchdog_start(&r->watchdog, r->slot, err) < 0)
 		return -1;
 	/* only now: the pool's detached walker must not become our orphan */
 	if (r->cfg->reap_all_children &&
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return rg_fail(err, errno, "cannot become a child subreaper");
 	rg_cgroup_expect_tasks(r->slot->cgroup);
-	if (rg_spawn(&r->plan, &r->child, err) < 0)
+	if (rg_slot_spawn(r->slot, &r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;
 	for (int i = 0; i < 2; i++) {
@@ -225,8 +226,8 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 			       dest[i], r->cfg->stream_limit);
 		r->child.output_fd[i] = -1; /* owned by the stream now */
 	}
-	if (rg_supervisor_attach(&r->sup, &r->child, r->slot->cgroup,
-				 r->streams, err) < 0)
+	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, r->streams,
+				 err) < 0)
 		return -1;
 	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
 		return -1;
@@ -325,6 +326,7 @@ static int read_stats(struct run *r, struct rg_error *err)
 
 	if (rg_cgroup_read_stats(r->slot->cgroup, &st, err) < 0)
 		return -1;
+	rg_slot_correct_stats(r->slot, &st);
 	res->cpu_time = st.cpu_ns < 0 ? -1.0 : (double)st.cpu_ns / 1e9;
 	res->oom_killed = st.oom_killed;
 	res->major_faults = st.major_faults >= 0 ?
@@ -353,7 +355,7 @@ static int collect(struct run *r, struct rg_error *err)
 {
 	struct rg_result *res = r->result;
 
-	if (rg_cgroup_kill_all(r->slot->cgroup, err) < 0)
+	if (rg_slot_kill_run(r->slot, err) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		if (rg_stream_drain(&r->streams[i], DRAIN_TIMEOUT_MS, err) < 0)
@@ -403,7 +405,7 @@ static int collect_setup_failure(struct run *r)
 
 	if (reap_child_now(r) == 0)
 		res->status = r->sup.status;
-	rg_cgroup_kill_all(r->slot->cgroup, &ignored);
+	rg_slot_kill_run(r->slot, &ignored);
 	if (read_stats(r, &ignored) < 0)
 		res->cpu_time = -1.0;
 	res->valid = true;
@@ -422,15 +424,13 @@ static int collect_setup_failure(struct run *r)
 /* Make sure the direct child is dead and reaped (error paths). */
 static int reap_child_now(struct run *r)
 {
-	pid_t pid;
+	struct rg_error ignored;
 
 	if (!r->spawned || r->reaped)
 		return 0;
-	do {
-		pid = wait4(r->child.pid, &r->sup.status, 0, &r->sup.rusage);
-	} while (pid < 0 && errno == EINTR);
 	r->reaped = true;
-	return pid < 0 ? -1 : 0;
+	return rg_slot_reap(r->slot, &r->child, &r->sup.status,
+			    &r->sup.rusage, &ignored);
 }
 
 /*
@@ -467,7 +467,7 @@ static int finish(struct run *r, struct rg_error *err)
 	if (r->spawned && !r->reaped) {
 		kill(r->child.pid, SIGKILL);
 		if (r->slot)
-			rg_cgroup_kill_all(r->slot->cgroup, &ignored);
+			rg_slot_kill_run(r->slot, &ignored);
 		reap_child_now(r);
 	}
 	/* everything of the run is dead: a crash from here leaks nothing */

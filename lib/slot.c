@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "slot.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "error.h"
+#include "spawn.h"
 #include "util.h"
 
 /* What stock runguard unshares: no network, private IPC, mounts and name. */
@@ -38,6 +42,43 @@ void rg_slot_init(struct rg_slot *slot, const struct rg_slot_ops *ops)
 	slot->pool_index = -1;
 }
 
+int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
+		  struct rg_child *child, struct rg_error *err)
+{
+	if (slot->ops->spawn)
+		return slot->ops->spawn(slot, plan, child, err);
+	return rg_spawn(plan, child, err);
+}
+
+int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
+		 struct rusage *ru, struct rg_error *err)
+{
+	pid_t pid;
+
+	if (slot->ops->reap)
+		return slot->ops->reap(slot, child, status, ru, err);
+	do {
+		pid = wait4(child->pid, status, 0, ru);
+	} while (pid < 0 && errno == EINTR);
+	if (pid < 0)
+		return rg_fail(err, errno, "waiting for the command");
+	return 0;
+}
+
+int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err)
+{
+	if (slot->ops->kill_run)
+		return slot->ops->kill_run(slot, err);
+	return rg_cgroup_kill_all(slot->cgroup, err);
+}
+
+void rg_slot_correct_stats(struct rg_slot *slot,
+			   struct rg_cgroup_stats *stats)
+{
+	if (slot->ops->correct_stats)
+		slot->ops->correct_stats(slot, stats);
+}
+
 void rg_slot_prewarm(struct rg_slot *slot, const struct rg_config *cfg)
 {
 	if (slot->ops->prewarm)
@@ -52,6 +93,11 @@ int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err)
 int rg_slot_release(struct rg_slot *slot, struct rg_error *err)
 {
 	return slot ? slot->ops->release(slot, err) : 0;
+}
+
+bool rg_slot_can_abandon(const struct rg_slot *slot)
+{
+	return slot->ops->abandon != NULL;
 }
 
 void rg_slot_abandon(struct rg_slot *slot)

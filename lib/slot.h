@@ -15,7 +15,11 @@
 #include "config.h"
 
 struct rg_cgroup;
+struct rg_cgroup_stats;
+struct rg_child;
+struct rg_child_plan;
 struct rg_slot;
+struct rusage;
 
 enum rg_ns_index {
 	RG_NS_IPC,
@@ -36,11 +40,26 @@ struct rg_slot_ops {
 	 * inside the timed window. Optional.
 	 */
 	int (*hold)(struct rg_slot *slot, pid_t child, struct rg_error *err);
+	/* Start the child. Optional: clone3 here (rg_spawn). */
+	int (*spawn)(struct rg_slot *slot, const struct rg_child_plan *plan,
+		     struct rg_child *child, struct rg_error *err);
+	/* Reap the exited child. Optional: wait4. */
+	int (*reap)(struct rg_slot *slot, struct rg_child *child, int *status,
+		    struct rusage *ru, struct rg_error *err);
+	/*
+	 * Kill everything of the run and wait until it is gone. Optional:
+	 * every task in the slot's cgroup.
+	 */
+	int (*kill_run)(struct rg_slot *slot, struct rg_error *err);
+	/* Take out of the cgroup's numbers what is not the run's. Optional. */
+	void (*correct_stats)(struct rg_slot *slot,
+			      struct rg_cgroup_stats *stats);
 	/* Give the slot back (destroyed or reset) and free it. */
 	int (*release)(struct rg_slot *slot, struct rg_error *err);
 	/*
 	 * runguard died mid-run (called by the watchdog, a task sharing our
 	 * memory): kill the run, clean what the next runguard cannot.
+	 * Optional: NULL when the slot sees to that itself (no watchdog).
 	 */
 	void (*abandon)(struct rg_slot *slot);
 };
@@ -76,6 +95,15 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 /* See rg_slot_ops.prewarm. */
 void rg_slot_prewarm(struct rg_slot *slot, const struct rg_config *cfg);
 
+/* See rg_slot_ops.spawn, .reap, .kill_run and .correct_stats. */
+int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
+		  struct rg_child *child, struct rg_error *err);
+int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
+		 struct rusage *ru, struct rg_error *err);
+int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err);
+void rg_slot_correct_stats(struct rg_slot *slot,
+			   struct rg_cgroup_stats *stats);
+
 /* See rg_slot_ops.hold. */
 int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err);
 
@@ -85,7 +113,8 @@ int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err);
  */
 int rg_slot_release(struct rg_slot *slot, struct rg_error *err);
 
-/* See rg_slot_ops.abandon. */
+/* See rg_slot_ops.abandon; false when the slot has none. */
+bool rg_slot_can_abandon(const struct rg_slot *slot);
 void rg_slot_abandon(struct rg_slot *slot);
 
 #endif

@@ -42,13 +42,7 @@ static int make_pipe(int fds[2], struct rg_error *err)
 	return 0;
 }
 
-struct spawn_pipes {
-	int report[2];
-	int go[2];
-	int out[2][2];
-};
-
-static void close_pipes(struct spawn_pipes *p)
+void rg_spawn_pipes_close(struct rg_spawn_pipes *p)
 {
 	for (int i = 0; i < 2; i++) {
 		rg_close_fd(&p->report[i]);
@@ -58,18 +52,18 @@ static void close_pipes(struct spawn_pipes *p)
 	}
 }
 
-static int open_pipes(struct spawn_pipes *p, struct rg_error *err)
+int rg_spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err)
 {
 	memset(p, -1, sizeof(*p));
 	if (make_pipe(p->report, err) < 0 || make_pipe(p->go, err) < 0 ||
 	    make_pipe(p->out[0], err) < 0 || make_pipe(p->out[1], err) < 0) {
-		close_pipes(p);
+		rg_spawn_pipes_close(p);
 		return -1;
 	}
 	/* the supervisor never blocks on the command's output */
 	for (int i = 0; i < 2; i++)
 		if (fcntl(p->out[i][0], F_SETFL, O_NONBLOCK) < 0) {
-			close_pipes(p);
+			rg_spawn_pipes_close(p);
 			return rg_fail(err, errno, "setting O_NONBLOCK");
 		}
 	return 0;
@@ -95,17 +89,17 @@ static long clone3_child(const struct rg_child_plan *plan, int *pidfd)
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err)
 {
-	struct spawn_pipes p;
+	struct rg_spawn_pipes p;
 	int pidfd = -1;
 	long pid;
 
-	if (open_pipes(&p, err) < 0)
+	if (rg_spawn_pipes_open(&p, err) < 0)
 		return -1;
 	pid = clone3_child(plan, &pidfd);
 	if (pid < 0) {
 		int errnum = errno;
 
-		close_pipes(&p);
+		rg_spawn_pipes_close(&p);
 		return rg_fail(err, errnum, "cannot fork");
 	}
 	if (pid == 0) {
@@ -119,17 +113,23 @@ int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 
 		rg_child_main(plan, &fds);
 	}
-	child->pid = (pid_t)pid;
-	child->pidfd = pidfd;
-	child->report_fd = p.report[0];
-	child->go_fd = p.go[1];
-	child->output_fd[0] = p.out[0][0];
-	child->output_fd[1] = p.out[1][0];
-	close(p.report[1]);
-	close(p.go[0]);
-	close(p.out[0][1]);
-	close(p.out[1][1]);
+	rg_spawn_pipes_hand_over(&p, (pid_t)pid, pidfd, child);
 	return 0;
+}
+
+void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
+			      struct rg_child *child)
+{
+	child->pid = pid;
+	child->pidfd = pidfd;
+	child->report_fd = p->report[0];
+	child->go_fd = p->go[1];
+	child->output_fd[0] = p->out[0][0];
+	child->output_fd[1] = p->out[1][0];
+	rg_close_fd(&p->report[1]);
+	rg_close_fd(&p->go[0]);
+	rg_close_fd(&p->out[0][1]);
+	rg_close_fd(&p->out[1][1]);
 }
 
 static ssize_t read_report(int fd, struct rg_report *r)

@@ -29,6 +29,16 @@
 struct rg_cgroup;
 struct rg_slot;
 
+/*
+ * A keeper's child (keeper.h) is forked by the keeper, not by the caller:
+ * what it would have inherited from the caller, taken over first.
+ */
+struct rg_caller_state {
+	int cwd_fd;
+	mode_t umask;
+	struct rlimit rlimits[RLIM_NLIMITS];
+};
+
 /* Everything the child needs, prepared by the parent: no allocation after
  * clone. */
 struct rg_child_plan {
@@ -41,6 +51,7 @@ struct rg_child_plan {
 	sigset_t child_sigmask; /* the caller's mask, restored before exec */
 	int stdin_fd; /* becomes the command's fd 0 */
 	pid_t parent_pid;
+	const struct rg_caller_state *caller; /* NULL: we are the caller */
 };
 
 enum rg_report_kind {
@@ -72,6 +83,21 @@ struct rg_child_fds {
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
 };
+
+/* The four pipes between parent and child: [0] read end, [1] write end. */
+struct rg_spawn_pipes {
+	int report[2];
+	int go[2];
+	int out[2][2];
+};
+
+/* Close-on-exec, above fd 2, output read ends non-blocking. */
+int rg_spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err);
+void rg_spawn_pipes_close(struct rg_spawn_pipes *p);
+
+/* The child exists: its ends are closed here, ours move into child. */
+void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
+			      struct rg_child *child);
 
 /* The child's code; never returns. */
 _Noreturn void rg_child_main(const struct rg_child_plan *plan,

@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "error.h"
+#include "slot.h"
 #include "util.h"
 
 enum watch_tag {
@@ -69,15 +70,15 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 }
 
 int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_cgroup *cgroup, struct rg_stream streams[2],
+			 struct rg_slot *slot, struct rg_stream streams[2],
 			 struct rg_error *err)
 {
 	sup->child = child;
-	sup->cgroup = cgroup;
+	sup->slot = slot;
 	sup->streams = streams;
 	if (watch(sup, child->pidfd, TAG_PIDFD, err) < 0)
 		return -1;
-	if (rg_cgroup_sample_interval_ms(cgroup)) {
+	if (rg_cgroup_sample_interval_ms(slot->cgroup)) {
 		sup->sample_timer_fd =
 			timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (sup->sample_timer_fd < 0)
@@ -133,7 +134,7 @@ static void disarm_timer(int fd)
 /* Periodic, first expiry one interval from now. */
 static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 {
-	unsigned int ms = rg_cgroup_sample_interval_ms(sup->cgroup);
+	unsigned int ms = rg_cgroup_sample_interval_ms(sup->slot->cgroup);
 	struct itimerspec its;
 
 	its.it_interval = seconds_to_timespec(ms / 1000.0);
@@ -159,7 +160,7 @@ static int kill_everything(struct rg_supervisor *sup, struct rg_error *err)
 {
 	rg_log(sup->cfg, RG_LOG_DEBUG, "sending SIGKILL");
 	kill(-sup->child->pid, SIGKILL);
-	return rg_cgroup_kill_all(sup->cgroup, err);
+	return rg_slot_kill_run(sup->slot, err);
 }
 
 static int begin_abort(struct rg_supervisor *sup, int sig, struct rg_error *err)
@@ -215,7 +216,7 @@ static int on_sample(struct rg_supervisor *sup)
 
 	if (read(sup->sample_timer_fd, &expirations, sizeof(expirations)) < 0)
 		return 0;
-	rg_cgroup_sample(sup->cgroup);
+	rg_cgroup_sample(sup->slot->cgroup);
 	return 0;
 }
 
@@ -276,14 +277,8 @@ static int dispatch(struct rg_supervisor *sup, uint64_t tag,
 
 static int reap_child(struct rg_supervisor *sup, struct rg_error *err)
 {
-	pid_t pid;
-
-	do {
-		pid = wait4(sup->child->pid, &sup->status, 0, &sup->rusage);
-	} while (pid < 0 && errno == EINTR);
-	if (pid < 0)
-		return rg_fail(err, errno, "waiting for the command");
-	return 0;
+	return rg_slot_reap(sup->slot, sup->child, &sup->status, &sup->rusage,
+			    err);
 }
 
 int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)

@@ -17,12 +17,12 @@
 #include "spawn.h"
 #include "streams.h"
 
-struct rg_cgroup;
+struct rg_slot;
 
 struct rg_supervisor {
 	const struct rg_config *cfg;
 	struct rg_child *child;
-	struct rg_cgroup *cgroup;
+	struct rg_slot *slot;
 	struct rg_stream *streams; /* [2] */
 	int epoll_fd;
 	int wall_timer_fd;
@@ -48,7 +48,7 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 
 /* Watch this child and its streams. */
 int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_cgroup *cgroup, struct rg_stream streams[2],
+			 struct rg_slot *slot, struct rg_stream streams[2],
 			 struct rg_error *err);
 
 /* Start the wall clock and arm the hard wall timer. */

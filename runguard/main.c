@@ -128,6 +128,7 @@ static struct rg_config *make_config(struct cli *cli,
 		fatal(cli, &err, NULL, NULL);
 	}
 	rg_config_set_pool_favordynmods(cfg, s->favordynmods);
+	rg_config_set_pool_keeper(cfg, s->keeper);
 	rg_config_set_log(cfg, rg_cli_log_message, log, rg_cli_log_level(log));
 	return cfg;
 }

@@ -87,6 +87,8 @@ static int apply_line(struct rg_cli_settings *s, char *line,
 		return set_pool_size(s, value, where, err);
 	if (!strcmp(key, "pool-dir"))
 		return set_pool_dir(s, value, where, err);
+	if (!strcmp(key, "pool-keeper"))
+		return set_yes_no(&s->keeper, value, where, err);
 	if (!strcmp(key, "v1-favordynmods"))
 		return set_yes_no(&s->favordynmods, value, where, err);
 	return rg_fail(err, 0, "%s: unknown setting `%s'", where, key);
@@ -136,11 +138,15 @@ static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
 {
 	const char *size = getenv("RUNGUARD_POOL_SIZE");
 	const char *dir = getenv("RUNGUARD_POOL_DIR");
+	const char *keeper = getenv("RUNGUARD_POOL_KEEPER");
 
 	/* set but empty is an error, as an empty value in the file */
 	if (size && set_pool_size(s, size, "RUNGUARD_POOL_SIZE", err))
 		return -1;
 	if (dir && set_pool_dir(s, dir, "RUNGUARD_POOL_DIR", err))
+		return -1;
+	if (keeper && set_yes_no(&s->keeper, keeper, "RUNGUARD_POOL_KEEPER",
+				 err))
 		return -1;
 	return 0;
 }

@@ -7,6 +7,7 @@
  *   option            environment           config file (key = value)
  *   --pool-size=N     RUNGUARD_POOL_SIZE    pool-size
  *   --pool-dir=DIR    RUNGUARD_POOL_DIR     pool-dir
+ *                     RUNGUARD_POOL_KEEPER  pool-keeper (yes|no)
  *                                           v1-favordynmods (yes|no)
  *
  * The file is $RUNGUARD_CONFIG if set (it must then exist), else
@@ -29,6 +30,7 @@ struct rg_cli_settings {
 	unsigned int pool_size;	/* 0: no pool */
 	char pool_dir[PATH_MAX];
 	bool favordynmods;
+	bool keeper; /* resident slots */
 };
 
 void rg_cli_settings_defaults(struct rg_cli_settings *s);

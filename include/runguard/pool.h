@@ -100,6 +100,13 @@ RG_EXPORT int rg_pool_prewarm(const char *const paths[], size_t count,
 RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
 				 unsigned int size, struct rg_error *err);
 
+/*
+ * Resident slots: each slot has a keeper process (PID 1 of the slot's own
+ * PID namespace, in its namespaces and cgroup) that forks the runs, so a
+ * run joins no namespace and no cgroup. Default false.
+ */
+RG_EXPORT void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable);
+
 /* See rg_pool_options.favordynmods; default true. */
 RG_EXPORT void rg_config_set_pool_favordynmods(struct rg_config *cfg,
 					       bool enable);

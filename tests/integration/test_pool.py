@@ -345,6 +345,9 @@ class PoolTestCase(RGTestCase):
     def env(self, **extra):
         e = dict(CALLER_ENV)
         e['RUNGUARD_CONFIG'] = self.conf
+        # the whole suite again with resident slots (meson: pool-keeper)
+        if POOL_KEEPER:
+            e['RUNGUARD_POOL_KEEPER'] = POOL_KEEPER
         e.update(extra)
         return e
 
@@ -1568,6 +1571,9 @@ def resident_bytes(path):
                          text=True).stdout
     return int(out.strip())
 
+
+# yes: every pooled run of this suite with a keeper per slot
+POOL_KEEPER = os.environ.get('RG_POOL_KEEPER', '')
 
 # Larger than what one posix_fadvise(WILLNEED) reads in on any disk
 # (max(read_ahead_kb, max_sectors_kb): 1.25 MiB on a stock Debian disk).

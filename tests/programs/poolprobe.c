@@ -404,11 +404,16 @@ static void look_procs(void)
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	uid_t me = getuid();
+	char self[32] = "";
 
 	if (!d) {
 		printf("other-procs: error %s\n", errname(errno));
 		return;
 	}
+	/* our pid as this /proc numbers it (a slot's keeper gives us our
+	 * own PID namespace, the /proc of the host does not) */
+	if (readlink("/proc/self", self, sizeof(self) - 1) < 0)
+		self[0] = '\0';
 	while ((de = readdir(d))) {
 		char path[300], *list;
 		struct stat st;
@@ -417,7 +422,7 @@ static void look_procs(void)
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
 		pid = strtol(de->d_name, NULL, 10);
-		if (pid == getpid())
+		if (pid == getpid() || !strcmp(de->d_name, self))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s", de->d_name);
 		if (stat(path, &st) < 0 || st.st_uid != me)

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A resident slot's keeper: a process that lives as long as its pool slot,
+ * PID 1 of the slot's own PID namespace, inside the slot's IPC, network
+ * and UTS namespaces and its cgroup, serving one runguard at a time over
+ * a unix socket in the pool directory (<slot>.sock, root only). A run is
+ * then one fork of the keeper: the child inherits the cgroup and the
+ * namespaces, so no run joins a namespace (setns) or a cgroup (an attach
+ * takes the host's cgroup locks) any more.
+ *
+ *   runguard (client)                 keeper
+ *   SPAWN plan memfd + fds  --------> clone3; the child sets itself up
+ *   <-------------------------------- pid, pidfd
+ *   READY, baselines, release, supervise (as for any child, spawn.h)
+ *   REAP  ------------------------->  wait4: status, rusage
+ *   KILL  ------------------------->  kill(-1, SIGKILL), reap all: only
+ *                                     the keeper is left in the slot
+ *   close (or runguard dies) ------>  the same KILL, at once
+ */
+#ifndef RG_KEEPER_H
+#define RG_KEEPER_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "spawn.h"
+
+struct rg_cgroup;
+
+/*
+ * Start the keeper of slot name (in dir_fd, the pool directory) in the
+ * namespaces ns_fd (see slot.h) and cgroup cg. Returns once it listens.
+ */
+int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
+		    const struct rg_cgroup *cg, struct rg_error *err);
+
+/*
+ * Connect to slot name's keeper: 0 with *conn; -1 with ECONNREFUSED or
+ * ENOENT in err when it has none (never started, or dead).
+ */
+int rg_keeper_connect(int dir_fd, const char *name, int *conn,
+		      struct rg_error *err);
+
+/* Have the keeper fork the child of plan (rg_spawn's contract). */
+int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
+		    struct rg_child *child, struct rg_error *err);
+
+/* The exited child's status and rusage. */
+int rg_keeper_reap(int conn, int *status, struct rusage *ru,
+		   struct rg_error *err);
+
+/*
+ * Everything in the slot but the keeper killed and reaped. *keeper_cpu_ns:
+ * the CPU time the keeper spent since the spawn (it counts in the slot's
+ * cgroup).
+ */
+int rg_keeper_kill(int conn, int64_t *keeper_cpu_ns, struct rg_error *err);
+
+#endif
