@@ -26,6 +26,9 @@
 #include "slot.h"
 #include "util.h"
 
+static const struct rg_slot_ops pooled_slot_ops;
+static const struct rg_slot_ops resident_slot_ops;
+
 /* how long one wait for a free slot sleeps at most */
 #define WAIT_MAX_MS 20
 
@@ -249,6 +252,10 @@ static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
 {
 	struct rg_cgroup *old = l->slot.cgroup;
 
+	/* the keeper dies with it: the slot is plain pooled until a new one */
+	rg_close_fd(&l->keeper_conn);
+	l->keeper_bytes = 0;
+	l->slot.ops = &pooled_slot_ops;
 	l->slot.cgroup = NULL;
 	if (rg_cgroup_destroy(old, err) < 0)
 		return -1;
@@ -345,6 +352,29 @@ static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 	return 0;
 }
 
+/*
+ * The slot's keeper, started if it has none (never started, or dead:
+ * then its PID namespace died with it and nothing of it is left but
+ * tasks on their way out).
+ */
+static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
+{
+	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn, err) < 0) {
+		if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
+			return -1;
+		if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0 ||
+		    rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
+				    l->slot.cgroup, err) < 0 ||
+		    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+				      err) < 0)
+			return rg_fail_context(err, "slot %u", l->index);
+	}
+	rg_cgroup_expect_tasks(l->slot.cgroup);
+	l->slot.ops = &resident_slot_ops;
+	/* the slot is reset: what is charged now is the keeper's */
+	return rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err);
+}
+
 static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 			const struct pool_header *h, struct rg_error *err)
 {
@@ -373,11 +403,14 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		      open_cgroup(l, h, err) < 0))
 		return rg_fail_context(err, "cleaning slot %u after its "
 				       "holder died", l->index);
+	if (cfg->pool_keeper && use_keeper(l, err) < 0)
+		return -1;
 	if (apply_settings(l, cfg, err) < 0) {
 		/* a limit below what is charged: start over in a new cgroup */
 		if (err->errnum != EBUSY)
 			return -1;
 		if (drop_cgroup(l, err) < 0 || open_cgroup(l, h, err) < 0 ||
+		    (cfg->pool_keeper && use_keeper(l, err) < 0) ||
 		    apply_settings(l, cfg, err) < 0)
 			return -1;
 	}
@@ -392,31 +425,6 @@ static void free_lease(struct rg_pool_lease *l)
 	rg_close_fd(&l->lock_fd); /* unlocks */
 	rg_close_fd(&l->dir_fd);
 	free(l);
-}
-
-static const struct rg_slot_ops pooled_slot_ops;
-static const struct rg_slot_ops resident_slot_ops;
-
-/*
- * The slot's keeper, started if it has none (never started, or dead:
- * then its PID namespace died with it and nothing of it is left but
- * tasks on their way out).
- */
-static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
-{
-	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn, err) < 0) {
-		if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
-			return -1;
-		if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0 ||
-		    rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
-				    l->slot.cgroup, err) < 0 ||
-		    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
-				      err) < 0)
-			return rg_fail_context(err, "slot %u", l->index);
-	}
-	rg_cgroup_expect_tasks(l->slot.cgroup);
-	l->slot.ops = &resident_slot_ops;
-	return 0;
 }
 
 int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
@@ -438,8 +446,7 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 		return -1;
 	}
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
-	    prepare_slot(l, cfg, &h, err) < 0 ||
-	    (cfg->pool_keeper && use_keeper(l, err) < 0)) {
+	    prepare_slot(l, cfg, &h, err) < 0) {
 		/* the record stays "in use": the next holder cleans up */
 		free_lease(l);
 		return -1;
@@ -558,14 +565,23 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 	return rg_keeper_kill(l->keeper_conn, &l->keeper_cpu_ns, err);
 }
 
-/* The keeper's own CPU time counts in the slot's cgroup: not the run's. */
+/*
+ * The keeper's own CPU time and memory count in the slot's cgroup: not
+ * the run's. What the fork of the run's child charges (its page tables,
+ * its kernel stack) is the run's, as in a fresh cgroup the child is born
+ * in (v2's CLONE_INTO_CGROUP).
+ */
 static void resident_correct_stats(struct rg_slot *slot,
 				   struct rg_cgroup_stats *st)
 {
-	int64_t keeper_ns = to_lease(slot)->keeper_cpu_ns;
+	const struct rg_pool_lease *l = to_lease(slot);
 
 	if (st->cpu_ns >= 0)
-		st->cpu_ns = st->cpu_ns > keeper_ns ? st->cpu_ns - keeper_ns : 0;
+		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
+				     st->cpu_ns - l->keeper_cpu_ns : 0;
+	if (st->memory_peak_valid)
+		st->memory_peak = st->memory_peak > l->keeper_bytes ?
+					  st->memory_peak - l->keeper_bytes : 0;
 }
 
 static const struct rg_slot_ops resident_slot_ops = {

@@ -3,7 +3,8 @@
 instance (used by test_pool.py's churn test and by bench/run).
 
 CgroupTracer enables cgroup_mkdir/cgroup_rmdir and, when asked for,
-kmem:kmem_cache_alloc of the slab caches of namespaces and mounts.  Every
+cgroup_attach_task and kmem:kmem_cache_alloc of the slab caches of
+namespaces and mounts.  Every
 count is of what the whole machine did while tracing was on; the callers
 attribute events to their own runs by cgroup path or process id.
 """
@@ -106,8 +107,9 @@ class CgroupTracer:
     process (the host's mount table stays untouched) and used through
     /proc/<helper>/root."""
 
-    def __init__(self, kmem=False, name='rgtest'):
+    def __init__(self, kmem=False, name='rgtest', attach=False):
         self.want_kmem = kmem
+        self.want_attach = attach
         self.name = name
         self.proc = None
         self.inst = None
@@ -155,7 +157,10 @@ class CgroupTracer:
                 self._write('options/record-tgid', '1')
             if self.want_kmem:
                 self.kmem_unavailable = self.enable_kmem()
-            for ev in ('cgroup_mkdir', 'cgroup_rmdir'):
+            events = ['cgroup_mkdir', 'cgroup_rmdir']
+            if self.want_attach:
+                events.append('cgroup_attach_task')
+            for ev in events:
                 self._write('events/cgroup/%s/enable' % ev, '1')
         except OSError as e:
             self.close()

@@ -11,8 +11,10 @@ and processes of the run user.  The test programs are tests/programs
 (poolprobe for the pool-specific fixtures).
 """
 
+import glob
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -53,6 +55,11 @@ LIMIT_KB = '262144'
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
+# yes: every pooled run of this suite with a keeper per slot (meson's
+# integration-pool-keeper)
+POOL_KEEPER = os.environ.get('RG_POOL_KEEPER', '')
+
 
 def parse_kv(text):
     """'key: value' lines of a test program's output; the last one wins."""
@@ -545,6 +552,20 @@ class PoolTestCase(RGTestCase):
         return wait_until(lambda: [p for p in procs_of_uid(self.uid)
                                    if p[0] in pids], timeout)
 
+    def kill_runguard_mid_run(self, handle):
+        """SIGKILL a runguard whose run left a setsid daemon; return the
+        pids of the run's processes."""
+        self.wait_for_user_process('poolprobe')
+        have_two = wait_until(
+            lambda: len([p for p in procs_of_uid(self.uid)
+                         if p[3] == 'poolprobe']) < 2, 10)
+        self.assertFalse(have_two, 'the run did not start its daemon')
+        victims = [p[0] for p in procs_of_uid(self.uid)]
+        os.kill(handle[0].pid, signal.SIGKILL)
+        handle[0].wait(timeout=30)
+        handle[0].stderr.close()
+        return victims
+
 
 # ---------------------------------------------------------------------------
 # 1. Cross-run leakage
@@ -829,20 +850,6 @@ class PoolCrashRecoveryTest(PoolTestCase):
         s = self.show()
         self.assertEqual(s.slots[0]['state'], 'free', s.text)
 
-
-    def kill_runguard_mid_run(self, handle):
-        """SIGKILL a runguard whose run left a setsid daemon; return the
-        pids of the run's processes."""
-        self.wait_for_user_process('poolprobe')
-        have_two = wait_until(
-            lambda: len([p for p in procs_of_uid(self.uid)
-                         if p[3] == 'poolprobe']) < 2, 10)
-        self.assertFalse(have_two, 'the run did not start its daemon')
-        victims = [p[0] for p in procs_of_uid(self.uid)]
-        os.kill(handle[0].pid, signal.SIGKILL)
-        handle[0].wait(timeout=30)
-        handle[0].stderr.close()
-        return victims
 
     def test_leftovers_die_with_killed_runguard(self):
         # No later run takes the slot: the run's processes must die anyway,
@@ -1183,6 +1190,17 @@ class PoolChurnTest(PoolTestCase):
                          'pooled runs must get exactly one new slot cgroup'
                          % self.RUNS)
 
+    def check_pool_attaches(self, attaches, per_run):
+        """Resident slots: the keeper's children are born in the slot's
+        cgroup, so no run is attached to one (an attach takes the host's
+        cgroup locks). Without keepers every run attaches (v1: once per
+        hierarchy), which is only reported."""
+        print('test_pool churn: %d attaches to pool cgroups in %d runs'
+              % (len(attaches), self.RUNS))
+        if POOL_KEEPER == 'yes' and not per_run:
+            self.assertEqual(attaches[:5], [], 'cgroup attaches during %d '
+                             'runs in resident slots' % self.RUNS)
+
     def test_500_runs_leave_kernel_state_unchanged(self):
         seen_warm = set(self.run_ns(i) for i in range(self.WARMUP))
         self.assertEqual(len(seen_warm), 1, seen_warm)
@@ -1197,7 +1215,7 @@ class PoolChurnTest(PoolTestCase):
         stat_before = self.pool_cgroup_stat(s) if per_run else None
         cg_before = proc_cgroups()
         mnt_before = mountinfo_text()
-        tracer = CgroupTracer()
+        tracer = CgroupTracer(attach=True)
         reason = tracer.start()
         if reason:
             print('test_pool churn: no cgroup tracepoint check: %s' % reason)
@@ -1215,6 +1233,9 @@ class PoolChurnTest(PoolTestCase):
         foreign_mkdirs = {}
         if events is not None:
             mine = [e for e in events if s.cgroup_name in e]
+            attaches = [e for e in mine if 'cgroup_attach_task' in e]
+            mine = [e for e in mine if 'cgroup_attach_task' not in e]
+            self.check_pool_attaches(attaches, per_run)
             self.check_pool_cgroup_events(s, mine, per_run)
             events = [e for e in events if s.cgroup_name not in e]
             # The machine is shared: cgroups made by others meanwhile (the
@@ -1571,9 +1592,6 @@ def resident_bytes(path):
                          text=True).stdout
     return int(out.strip())
 
-
-# yes: every pooled run of this suite with a keeper per slot
-POOL_KEEPER = os.environ.get('RG_POOL_KEEPER', '')
 
 # Larger than what one posix_fadvise(WILLNEED) reads in on any disk
 # (max(read_ahead_kb, max_sectors_kb): 1.25 MiB on a stock Debian disk).
@@ -1966,6 +1984,139 @@ class PoolDirTrustTest(PoolTestCase):
                                        re.escape(os.path.join(pool, name))
                                        + r'.*symbolic link')
                 self.assertTargetUntouched(t, d)
+
+
+# ---------------------------------------------------------------------------
+# Resident slots: a keeper per slot (lib/keeper.c)
+# ---------------------------------------------------------------------------
+
+def keeper_pids(pool_cgroup):
+    """The keepers (comm runguard-keeper) in the pool's memory cgroups."""
+    pids = []
+    for procs in glob.glob('/sys/fs/cgroup/*/%s/slot-*/cgroup.procs'
+                           % pool_cgroup) + \
+            glob.glob('/sys/fs/cgroup/%s/slot-*/cgroup.procs' % pool_cgroup):
+        with open(procs) as f:
+            for pid in f.read().split():
+                try:
+                    with open('/proc/%s/comm' % pid) as c:
+                        if c.read().strip() == 'runguard-keeper':
+                            pids.append(int(pid))
+                except OSError:
+                    pass
+    return sorted(set(pids))
+
+
+class ResidentSlotTest(PoolTestCase):
+    """pool-keeper = yes: each slot has a keeper, PID 1 of the slot's own
+    PID namespace, that forks the runs. What a run may not see or do to
+    another, and what happens when its runguard or the keeper dies."""
+
+    pool_size = 2
+
+    def env(self, **extra):
+        extra.setdefault('RUNGUARD_POOL_KEEPER', 'yes')
+        return super().env(**extra)
+
+    def shell(self, script, meta='meta', **kw):
+        return self.prg('-t', '20', '/bin/sh', '-c', script, meta=meta, **kw)
+
+    def test_pids_start_over_in_every_run(self):
+        """The next run's pids do not tell how many processes the runs
+        before it made."""
+        seen = []
+        for i in range(4):
+            r = self.shell('echo $$; /bin/sh -c \'echo $$\'; '
+                           'for i in 1 2 3 4 5; do /bin/true; done',
+                           meta='meta-%d' % i)
+            self.assertPoolMeta(r)
+            seen.append(r.stdout.split())
+        self.assertEqual(seen, [['2', '3']] * 4,
+                         'pids in the slot\'s PID namespace, per run')
+
+    def test_keeper_stays_and_serves_many_runs(self):
+        for i in range(3):
+            self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                         meta='meta-%d' % i))
+        keepers = keeper_pids(self.show().cgroup)
+        self.assertTrue(1 <= len(keepers) <= 2, keepers)
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-again'))
+        self.assertEqual(keeper_pids(self.show().cgroup), keepers,
+                         'a keeper was replaced between clean runs')
+
+    def test_run_dies_at_once_with_its_runguard(self):
+        h = self.start(['-t', '120', self.probe, 'daemon', '60'],
+                       'meta-crash', stdout=subprocess.DEVNULL)
+        victims = self.kill_runguard_mid_run(h)
+        start = time.monotonic()
+        left = wait_until(lambda: [p for p in procs_of_uid(self.uid)
+                                   if p[0] in victims], 10, interval=0.002)
+        took = time.monotonic() - start
+        print('test_run_dies_at_once_with_its_runguard: the run was gone '
+              '%.0f ms after its runguard was reaped' % (took * 1000))
+        self.assertEqual(left, [], 'processes of a SIGKILLed runguard '
+                         'live on')
+        # generous: the target (bench) is 100 ms
+        self.assertLess(took, 2.0)
+        r = self.prg('-t', '20', self.probe, 'look', meta='meta-look')
+        self.assertPoolMeta(r)
+        self.assertEqual(parse_kv(r.stdout).get('other-procs'), 'none',
+                         r.describe())
+
+    def test_dead_keeper_is_replaced(self):
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-1'))
+        cg = self.show().cgroup
+        keepers = keeper_pids(cg)
+        self.assertTrue(keepers, 'no keeper in the pool\'s cgroups')
+        for pid in keepers:
+            os.kill(pid, signal.SIGKILL)
+        self.assertEqual(wait_until(lambda: set(keepers)
+                                    & set(keeper_pids(cg)), 5), set())
+        for i in range(2):
+            r = self.prg('-t', '20', self.probe, 'look',
+                         meta='meta-after-%d' % i)
+            self.assertPoolMeta(r)
+            self.assertEqual(parse_kv(r.stdout).get('other-procs'), 'none',
+                             r.describe())
+        now = keeper_pids(cg)
+        self.assertTrue(now and not set(now) & set(keepers), now)
+
+    def test_same_user_in_two_slots_cannot_signal_each_other(self):
+        """Two runs of one uid (DOMjudge gives every judgedaemon its own
+        user, but a library caller may not): the other slot's processes
+        are not in our PID namespace."""
+        a = self.start(['-t', '60', self.probe, 'hold', '30'], 'meta-a',
+                       stdout=subprocess.DEVNULL)
+        self.wait_for_user_process('poolprobe')
+        victim = [p[0] for p in procs_of_uid(self.uid)
+                  if p[3] == 'poolprobe'][0]
+        r = self.shell('kill -9 %d; echo "kill: $?"; '
+                       'test -d /proc/%d && echo visible-in-proc'
+                       % (victim, victim), meta='meta-b')
+        self.assertPoolMeta(r)
+        self.assertIn('kill: 1', r.stdout, r.describe())
+        self.assertIn(victim, [p[0] for p in procs_of_uid(self.uid)],
+                      'the other slot\'s run was killed')
+        os.kill(a[0].pid, signal.SIGTERM)
+        res = self.finish(a, timeout=30)
+        self.assertIsNotNone(res.meta, res.describe())
+
+    def test_caller_directory_umask_and_limits_reach_the_run(self):
+        d = self.path('callerdir')
+        os.makedirs(d)
+        os.chmod(d, 0o777)
+        r = self.rg(*(self.pool_opts() + [
+            '-t', '20', '/bin/sh', '-c',
+            'pwd; umask; ulimit -n; touch made; ls -l made | cut -c1-10']),
+            env=self.env(), cwd=d,
+            preexec_fn=lambda: (os.umask(0o027),
+                                resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                   (77, 77))))
+        self.assertPoolMeta(r)
+        self.assertEqual(r.stdout.split(), [d, '0027', '77', '-rw-r-----'],
+                         r.describe())
 
 
 if __name__ == '__main__':
