@@ -38,6 +38,7 @@ static int configure(struct lib_command *lc, struct rg_error *err)
 			       err) < 0)
 		return -1;
 	rg_config_set_pool_favordynmods(lc->cfg, settings.favordynmods);
+	rg_config_set_pool_keeper(lc->cfg, settings.keeper);
 	/* a threaded caller: no signal handling, and reaping only its own */
 	rg_config_set_handle_signals(lc->cfg, false);
 	rg_config_set_reap_all_children(lc->cfg, false);

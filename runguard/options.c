@@ -28,6 +28,7 @@ enum {
 	OPT_ALLOW_CORE_DUMPS,
 	OPT_POOL_SIZE,
 	OPT_POOL_DIR,
+	OPT_POOL_KEEPER,
 	OPT_POOL_CREATE,
 	OPT_POOL_SHOW,
 	OPT_POOL_DESTROY,
@@ -65,6 +66,7 @@ static const struct option long_options[] = {
 	{ "allow-core-dumps",	no_argument,		NULL, OPT_ALLOW_CORE_DUMPS },
 	{ "pool-size",		required_argument,	NULL, OPT_POOL_SIZE },
 	{ "pool-dir",		required_argument,	NULL, OPT_POOL_DIR },
+	{ "pool-keeper",	required_argument,	NULL, OPT_POOL_KEEPER },
 	{ "pool-create",	no_argument,		NULL, OPT_POOL_CREATE },
 	{ "pool-show",		no_argument,		NULL, OPT_POOL_SHOW },
 	{ "pool-destroy",	optional_argument,	NULL, OPT_POOL_DESTROY },
@@ -354,6 +356,9 @@ static int handle_option(struct rg_cli_options *o, int opt, char *arg,
 		return set_pool_size(o, arg, err);
 	case OPT_POOL_DIR:
 		o->pool_dir = arg;
+		return 0;
+	case OPT_POOL_KEEPER: /* yes|no, checked with the other settings */
+		o->pool_keeper = arg;
 		return 0;
 	case OPT_POOL_CREATE:
 	case OPT_POOL_SHOW:

@@ -74,6 +74,7 @@ struct rg_cli_options {
 
 	long pool_size;			/* --pool-size; -1 if absent */
 	const char *pool_dir;		/* --pool-dir */
+	const char *pool_keeper;	/* --pool-keeper (yes|no) */
 	enum rg_cli_pool_command pool_command; /* --pool-create ... */
 
 	bool show_help;			/* --help (beats --version) */

@@ -161,5 +161,8 @@ int rg_cli_settings_load(const struct rg_cli_options *o,
 		s->pool_size = (unsigned int)o->pool_size;
 	if (o->pool_dir && set_pool_dir(s, o->pool_dir, "--pool-dir", err))
 		return -1;
+	if (o->pool_keeper &&
+	    set_yes_no(&s->keeper, o->pool_keeper, "--pool-keeper", err))
+		return -1;
 	return 0;
 }

@@ -4,11 +4,11 @@
  * can be given without changing them: command-line option, then
  * environment variable, then configuration file, in that precedence.
  *
- *   option            environment           config file (key = value)
- *   --pool-size=N     RUNGUARD_POOL_SIZE    pool-size
- *   --pool-dir=DIR    RUNGUARD_POOL_DIR     pool-dir
- *                     RUNGUARD_POOL_KEEPER  pool-keeper (yes|no)
- *                                           v1-favordynmods (yes|no)
+ *   option              environment           config file (key = value)
+ *   --pool-size=N       RUNGUARD_POOL_SIZE    pool-size
+ *   --pool-dir=DIR      RUNGUARD_POOL_DIR     pool-dir
+ *   --pool-keeper=Y|N   RUNGUARD_POOL_KEEPER  pool-keeper (yes|no)
+ *                                             v1-favordynmods (yes|no)
  *
  * The file is $RUNGUARD_CONFIG if set (it must then exist), else
  * /etc/runguard.conf if it exists.

@@ -44,6 +44,9 @@ static const char options_text[] =
 	"      --pool-size=N      run in one of a pool of N reusable slots\n"
 	"                           (0: a new cgroup and namespaces per run)\n"
 	"      --pool-dir=DIR     the pool's directory (default: " RG_POOL_DIR_DEFAULT ")\n"
+	"      --pool-keeper=yes|no\n"
+	"                         resident slots: a keeper process per slot forks\n"
+	"                           the runs (default: no)\n"
 	"\n"
 	"Pool administration (one of these, then exit; no COMMAND):\n"
 	"      --pool-create      create the pool, or complete it, with --pool-size\n"
@@ -66,8 +69,9 @@ static const char notes_text[] =
 	"Without the user option COMMAND runs as the real user ID of the caller.\n"
 	"\n"
 	"The pool settings come from the options, else the environment\n"
-	"(RUNGUARD_POOL_SIZE, RUNGUARD_POOL_DIR), else the configuration file\n"
-	"$RUNGUARD_CONFIG or " RG_CLI_CONFIG_FILE " (pool-size = N, pool-dir = DIR).\n"
+	"(RUNGUARD_POOL_SIZE, RUNGUARD_POOL_DIR, RUNGUARD_POOL_KEEPER), else the\n"
+	"configuration file $RUNGUARD_CONFIG or " RG_CLI_CONFIG_FILE "\n"
+	"(pool-size = N, pool-dir = DIR, pool-keeper = yes|no).\n"
 	"sudo strips the environment: as DOMjudge calls runguard (sudo -n\n"
 	"runguard ...), " RG_CLI_CONFIG_FILE " is the way to configure a pool.\n";
 
