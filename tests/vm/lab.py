@@ -59,7 +59,11 @@ MATRIX = (
 )
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
-                       'cleanup', 'domjudge', 'languages', 'library', 'pool')
+                       'cleanup', 'domjudge', 'languages', 'library', 'pool',
+                       'pool_keeper')
+# selections that run a module again with settings of their own
+# (tests/integration/meson.build's integration-pool-keeper)
+MODULE_VARIANTS = {'pool_keeper': ('test_pool', 'RG_POOL_KEEPER=yes')}
 TEST_GROUPS = ('all', 'cgroup', 'integration')
 
 
@@ -194,17 +198,29 @@ def test_command(build, tests):
                   # 77: cmocka skipped everything, which is a failure here.
                   '[ $s -eq 0 ] || { echo "lab-guest: cgroup tests: exit '
                   '$s"; rc=1; }']
-    if modules:
-        run_py = os.path.join(SOURCE_ROOT, 'tests', 'integration', 'run.py')
-        mods = ' '.join('test_' + m for m in modules)
-        lines += ['echo "lab-guest: === integration tests ==="',
-                  'cd %s' % shlex.quote(os.path.dirname(run_py)),
-                  '/usr/bin/python3 %s %s 2>&1; s=$?' % (
-                      shlex.quote(run_py), mods),
-                  '[ $s -eq 0 ] || { echo "lab-guest: integration tests: '
-                  'exit $s"; rc=1; }']
+    run_py = os.path.join(SOURCE_ROOT, 'tests', 'integration', 'run.py')
+    plain = [m for m in modules if m not in MODULE_VARIANTS]
+    if plain:
+        lines += integration_lines(run_py, ' '.join('test_' + m
+                                                    for m in plain), '')
+    for m in modules:
+        if m in MODULE_VARIANTS:
+            module, env = MODULE_VARIANTS[m]
+            lines += integration_lines(run_py, module, env + ' ')
     lines.append('exit $rc')
     return '\n'.join(lines) + '\n'
+
+
+def integration_lines(run_py, modules, env):
+    """Shell lines that run the integration modules (with env before the
+    command) and note a failure in rc."""
+    return ['echo "lab-guest: === integration tests %s%s==="'
+            % (env, modules + ' ' if env else ''),
+            'cd %s' % shlex.quote(os.path.dirname(run_py)),
+            '%s/usr/bin/python3 %s %s 2>&1; s=$?' % (
+                env, shlex.quote(run_py), modules),
+            '[ $s -eq 0 ] || { echo "lab-guest: integration tests: '
+            'exit $s"; rc=1; }']
 
 
 def user_command(argv):

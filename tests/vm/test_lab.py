@@ -9,6 +9,7 @@ import argparse
 import base64
 import io
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -182,17 +183,34 @@ class TestSelectionTest(unittest.TestCase):
     def command(self, text):
         return lab.test_command(FakeBuild(), lab.parse_tests(text))
 
-    def integration_modules(self, cmd):
+    def integration_runs(self, cmd):
+        """[(environment words, modules)] of each run.py line."""
+        runs = []
         for line in cmd.splitlines():
             if '/run.py ' in line:
-                return [w for w in line.split() if w.startswith('test_')]
-        return []
+                words = line.split()
+                env = [w for w in words
+                       if re.fullmatch(r'[A-Z_]+=\S*', w)]
+                runs.append((env, [w for w in words
+                                   if w.startswith('test_')]))
+        return runs
+
+    def integration_modules(self, cmd):
+        runs = self.integration_runs(cmd)
+        return runs[0][1] if runs else []
 
     def test_all_runs_everything(self):
         cmd = self.command('all')
         self.assertIn('/build/test-cgroup', cmd)
-        self.assertEqual(self.integration_modules(cmd),
-                         ['test_' + m for m in lab.INTEGRATION_MODULES])
+        self.assertEqual(self.integration_runs(cmd), [
+            ([], ['test_' + m for m in lab.INTEGRATION_MODULES
+                  if m not in lab.MODULE_VARIANTS]),
+            (['RG_POOL_KEEPER=yes'], ['test_pool'])])
+
+    def test_pool_again_with_keepers(self):
+        cmd = self.command('pool,pool_keeper')
+        self.assertEqual(self.integration_runs(cmd), [
+            ([], ['test_pool']), (['RG_POOL_KEEPER=yes'], ['test_pool'])])
 
     def test_cgroup_and_one_module(self):
         cmd = self.command('cgroup,pool')
