@@ -331,25 +331,48 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 	return 0;
 }
 
+/* RG_CG_SET_* of the settings that differ from those in force. */
+static unsigned int settings_to_write(const struct rg_pool_lease *l,
+				      const struct rg_config *cfg)
+{
+	bool known = l->rec.flags & SLOT_SETTINGS_KNOWN;
+	unsigned int set = 0;
+
+	if (!known || l->rec.memory_limit != cfg->memory_limit)
+		set |= RG_CG_SET_MEMORY;
+	if (!known || !same_cpus(&l->rec, cfg))
+		set |= RG_CG_SET_CPUSET;
+	return set;
+}
+
 static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 			  struct rg_error *err)
 {
 	struct rg_cgroup_limits limits = {
 		.memory_bytes = cfg->memory_limit,
 		.cpuset = cfg->cpuset,
+		.set = settings_to_write(l, cfg),
 	};
-	bool known = l->rec.flags & SLOT_SETTINGS_KNOWN;
 
-	if (!known || l->rec.memory_limit != cfg->memory_limit)
-		limits.set |= RG_CG_SET_MEMORY;
-	if (!known || !same_cpus(&l->rec, cfg))
-		limits.set |= RG_CG_SET_CPUSET;
 	if (limits.set && rg_cgroup_apply_limits(l->slot.cgroup, &limits, err) < 0)
 		return -1;
 	l->rec.memory_limit = cfg->memory_limit;
 	record_cpuset(&l->rec, cfg);
 	l->rec.flags |= SLOT_SETTINGS_KNOWN | SLOT_USED;
 	return 0;
+}
+
+/*
+ * Below this memory limit a run is not given to a keeper: the keeper's own
+ * pages (about 40 KiB) and the fork of the run's child count towards the
+ * slot's limit, and a limit that small (-m 1) would OOM-kill the keeper
+ * instead of the run. Such a run is pooled as without keepers.
+ */
+#define KEEPER_MIN_MEMORY_LIMIT (4u << 20)
+
+static bool wants_keeper(const struct rg_config *cfg)
+{
+	return cfg->pool_keeper && cfg->memory_limit >= KEEPER_MIN_MEMORY_LIMIT;
 }
 
 /*
@@ -403,17 +426,24 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		      open_cgroup(l, h, err) < 0))
 		return rg_fail_context(err, "cleaning slot %u after its "
 				       "holder died", l->index);
-	if (cfg->pool_keeper && use_keeper(l, err) < 0)
+	/*
+	 * A populated cgroup refuses some changes (v2: a cpuset emptied, a
+	 * memory limit below the keeper's charge OOM-kills it): new settings
+	 * are written with the slot empty, and the keeper started after.
+	 */
+	if (cfg->pool_keeper && settings_to_write(l, cfg) &&
+	    rg_cgroup_kill_all(l->slot.cgroup, err) < 0)
 		return -1;
 	if (apply_settings(l, cfg, err) < 0) {
 		/* a limit below what is charged: start over in a new cgroup */
 		if (err->errnum != EBUSY)
 			return -1;
 		if (drop_cgroup(l, err) < 0 || open_cgroup(l, h, err) < 0 ||
-		    (cfg->pool_keeper && use_keeper(l, err) < 0) ||
 		    apply_settings(l, cfg, err) < 0)
 			return -1;
 	}
+	if (wants_keeper(cfg) && use_keeper(l, err) < 0)
+		return -1;
 	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 }
 
