@@ -54,7 +54,9 @@ CONF_NEW = '/etc/.runguard.conf.rgflow-new'
 CONF_SAVED = '/etc/runguard.conf.rgflow-saved'
 MARKER = '# written by the runguard DOMjudge-flow harness (djflow.py)'
 LOCK_FILE = '/run/rgflow.lock'
-MODES = ('per-run', 'pooled')
+MODES = ('per-run', 'pooled', 'resident')
+# the pooled modes: what /etc/runguard.conf adds to the pool's settings
+POOL_SETTINGS = {'pooled': '', 'resident': 'pool-keeper = yes\n'}
 
 # chroot-startstop.sh on x86_64, and the /etc files our chroot needs
 SUBDIRMOUNTS = ('etc', 'usr', 'lib', 'bin', 'lib64')
@@ -343,7 +345,8 @@ class Session:
             self.run_user = '%s-%d' % (runuser, daemon_id)
             self.cpuset_opt = ['-P', str(daemon_id)]
         self.run_uid = self.judge_uid = self.judge_gid = None
-        self.base = self.judgings = self.pool_dir = None
+        self.base = self.judgings = None
+        self.pools = {}  # pooled mode: (pool directory, config file)
         self._lock_fd = None
         self._made_judge = self._made_sudoers = False
         self._saved_conf = False
@@ -452,11 +455,13 @@ class Session:
     def _make_base(self):
         self.base = tempfile.mkdtemp(prefix='rgflow-%d-' % os.getpid())
         os.chmod(self.base, 0o755)
-        self.pool_dir = os.path.join(self.base, 'pool')
-        self.conf_file = os.path.join(self.base, 'runguard.conf')
-        with open(self.conf_file, 'w') as f:
-            f.write('%s\npool-size = %d\npool-dir = %s\n'
-                    % (MARKER, self.pool_size, self.pool_dir))
+        for mode, extra in POOL_SETTINGS.items():
+            pool_dir = os.path.join(self.base, 'pool-' + mode)
+            conf_file = os.path.join(self.base, 'runguard-%s.conf' % mode)
+            with open(conf_file, 'w') as f:
+                f.write('%s\npool-size = %d\npool-dir = %s\n%s'
+                        % (MARKER, self.pool_size, pool_dir, extra))
+            self.pools[mode] = (pool_dir, conf_file)
         # W/executable/<type>/...: run script, compile script, validator
         exe = os.path.join(self.base, 'executable')
         self.run_script = self._executable(exe, 'run', RUN_SCRIPT.encode())
@@ -597,10 +602,10 @@ class Session:
 
     @contextlib.contextmanager
     def configured(self, mode):
-        """/etc/runguard.conf for one call: the pool's (pooled), none
-        (per-run: no file means no pool)."""
-        if mode == 'pooled':
-            shutil.copy(self.conf_file, CONF_NEW)
+        """/etc/runguard.conf for one call: the mode's pool (pooled,
+        resident), none (per-run: no file means no pool)."""
+        if mode in self.pools:
+            shutil.copy(self.pools[mode][1], CONF_NEW)
             os.chmod(CONF_NEW, 0o644)
             os.rename(CONF_NEW, CONF)
         elif mode != 'per-run':
@@ -611,38 +616,55 @@ class Session:
             if os.path.lexists(CONF) and self._ours(CONF):
                 os.unlink(CONF)
 
-    def pool_cgroups(self):
-        """The pool's cgroup directories that exist, in every hierarchy."""
-        name = 'pool-%08x' % fnv1a(os.path.realpath(self.pool_dir))
+    def pool_cgroups(self, mode='pooled'):
+        """The mode's pool's cgroup directories that exist, in every
+        hierarchy."""
+        name = 'pool-%08x' % fnv1a(os.path.realpath(self.pools[mode][0]))
         pats = [os.path.join(CGROOT, self.cgroup_parent, name),
                 os.path.join(CGROOT, '*', self.cgroup_parent, name)]
         return sorted(p for pat in pats for p in glob.glob(pat))
 
-    def pool_files(self):
-        """(entries, prewarm stamps) in the pool directory."""
+    def _pool_names(self, mode):
         try:
-            names = os.listdir(self.pool_dir)
+            return os.listdir(self.pools[mode][0])
         except FileNotFoundError:
-            return 0, 0
+            return []
+
+    def pool_files(self, mode='pooled'):
+        """(entries but keeper sockets, prewarm stamps) in the mode's pool
+        directory."""
+        names = [n for n in self._pool_names(mode) if not n.endswith('.sock')]
         return len(names), sum(n.startswith('prewarm-') for n in names)
 
-    def destroy_pool(self):
-        """runguard --pool-destroy=force with the pool's config; the
-        problems: its failure, cgroups or mounts of the pool left."""
-        if not self.pool_dir or not os.path.exists(self.pool_dir):
+    def pool_sockets(self, mode):
+        """Keeper sockets (one per slot that had a keeper)."""
+        return sum(n.endswith('.sock') for n in self._pool_names(mode))
+
+    def destroy_pool(self, mode=None):
+        """runguard --pool-destroy=force with the pool's config (mode's, or
+        every one's); the problems: its failure, cgroups or mounts of the
+        pool left."""
+        problems = []
+        for m in [mode] if mode else list(self.pools):
+            problems += self._destroy_one_pool(m)
+        return problems
+
+    def _destroy_one_pool(self, mode):
+        pool_dir, conf_file = self.pools[mode]
+        if not os.path.exists(pool_dir):
             return []
-        env = dict(self.judge_env, RUNGUARD_CONFIG=self.conf_file)
+        env = dict(self.judge_env, RUNGUARD_CONFIG=conf_file)
         out = subprocess.run([self.runguard, '--pool-destroy=force'],
                              env=env, capture_output=True, text=True)
         problems = []
         if out.returncode:
             problems.append('runguard --pool-destroy=force exited %d: %s'
                             % (out.returncode, out.stderr.strip()))
-        left = wait_until(self.pool_cgroups, 3)
+        left = wait_until(lambda: self.pool_cgroups(mode), 3)
         if left:
             problems.append('pool cgroups left after --pool-destroy: %s'
                             % ', '.join(left))
-        left = mounts_under(self.pool_dir)
+        left = mounts_under(pool_dir)
         if left:
             problems.append('pool mounts left after --pool-destroy: %s'
                             % ', '.join(left))

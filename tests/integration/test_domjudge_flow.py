@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""DOMjudge's real judging flow (issue 11), in both modes: a non-root
-judgedaemon account calls `sudo -n runguard` with the option lists of
+"""DOMjudge's real judging flow (issue 11), in every mode (per-run, pooled,
+resident: a keeper per slot): a non-root judgedaemon account calls `sudo -n runguard` with the option lists of
 spec 4.4 A, B and C, from a new test-case directory for every call, in a
 chroot made as chroot-startstop.sh makes it; the pool is configured only
 through /etc/runguard.conf (djflow.py does all of that). Real C programs
 are compiled by gcc inside the chroot and judged; each test asserts the
-verdict DOMjudge would give, the same in both modes, and the meta keys it
+verdict DOMjudge would give, the same in every mode, and the meta keys it
 reads. Needs root and sudo: skips otherwise (fails with
 RUNGUARD_REQUIRE_PRIVILEGED=1)."""
 
@@ -259,7 +259,8 @@ class PerRunFlowTest(FlowTests, unittest.TestCase):
 
     def test_no_pool_made(self):
         self.judge('correct', CASES[:1])
-        self.assertEqual(SESSION.pool_files(), (0, 0))
+        for mode in djflow.POOL_SETTINGS:
+            self.assertEqual(SESSION.pool_files(mode), (0, 0), mode)
 
 
 class PooledFlowTest(FlowTests, unittest.TestCase):
@@ -271,7 +272,7 @@ class PooledFlowTest(FlowTests, unittest.TestCase):
     def tearDownClass(cls):
         if SESSION is None:
             return
-        problems = SESSION.destroy_pool()
+        problems = SESSION.destroy_pool(cls.mode)
         if problems:
             raise AssertionError('; '.join(problems))
 
@@ -287,12 +288,21 @@ class PooledFlowTest(FlowTests, unittest.TestCase):
         for number, (data, answer) in enumerate(CASES, 1):
             tc = j.run_testcase(number, data, answer)
             self.assertEqual(tc.verdict, 'CORRECT', tc.describe())
-            counts.append(SESSION.pool_files())
-        self.assertTrue(SESSION.pool_cgroups(), 'no pool was made')
+            counts.append(SESSION.pool_files(self.mode))
+        self.assertTrue(SESSION.pool_cgroups(self.mode), 'no pool was made')
         self.assertEqual(counts[-1], counts[1],
-                         'pool directory entries (all, prewarm stamps) '
-                         'after each of %d test cases: %s'
+                         'pool directory entries (all but keeper sockets, '
+                         'prewarm stamps) after each of %d test cases: %s'
                          % (len(counts), counts))
+        self.assertLessEqual(SESSION.pool_sockets(self.mode),
+                             SESSION.pool_size)
+
+
+class ResidentFlowTest(PooledFlowTest):
+    """/etc/runguard.conf: the same pool settings with pool-keeper = yes
+    (a keeper per slot forks the runs), on a pool of its own."""
+
+    mode = 'resident'
 
 
 if __name__ == '__main__':
