@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -56,6 +57,8 @@ struct keeper_reply {
 };
 
 #define KEEPER_BACKLOG 16
+#define KEEPER_NAME "runguard-keeper" /* its comm, as ps shows it */
+#define KEEPER_STOP_TIMEOUT_MS 5000
 
 /* -- messages with fds ---------------------------------------------- */
 
@@ -365,10 +368,13 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 			errnum = -rc;
 	}
 	setsid();
-	prctl(PR_SET_NAME, "runguard-keeper", 0, 0, 0);
+	prctl(PR_SET_NAME, KEEPER_NAME, 0, 0, 0);
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	if (chdir("/") < 0)
+		errnum = errno;
+	/* listening here makes us the peer SO_PEERCRED names (our pid) */
+	if (!errnum && listen(listen_fd, KEEPER_BACKLOG) < 0)
 		errnum = errno;
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -452,8 +458,7 @@ static int bind_listener(int dir_fd, const char *name, int *out,
 		return rg_fail(err, errno, "creating the keeper's socket");
 	if ((unlinkat(dir_fd, file, 0) < 0 && errno != ENOENT) ||
 	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    fchmodat(dir_fd, file, 0600, 0) < 0 ||
-	    listen(fd, KEEPER_BACKLOG) < 0) {
+	    fchmodat(dir_fd, file, 0600, 0) < 0) {
 		int errnum = errno;
 
 		close(fd);
@@ -511,7 +516,7 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 
 /* -- the client's side ----------------------------------------------- */
 
-int rg_keeper_connect(int dir_fd, const char *name, int *conn,
+int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err)
 {
 	struct sockaddr_un sa;
@@ -537,7 +542,52 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn,
 		return rg_fail(err, EPERM, "%s's keeper is not root's", name);
 	}
 	*conn = fd;
+	*pid = cred.pid;
 	return 0;
+}
+
+/* Our keeper, not a process that got its pid since (a pidfd is safe). */
+static bool is_keeper(pid_t pid)
+{
+	char path[64], comm[32] = "";
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	return n > 0 && !strcmp(comm, KEEPER_NAME "\n");
+}
+
+int rg_keeper_stop(pid_t pid, struct rg_error *err)
+{
+	struct pollfd p = { .events = POLLIN };
+	int rc;
+
+	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p.fd < 0)
+		return errno == ESRCH ? 0 : rg_fail(err, errno, "pidfd_open");
+	if (!is_keeper(pid)) {
+		close(p.fd);
+		return 0; /* gone before the pidfd */
+	}
+	if (syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, NULL, 0) < 0 &&
+	    errno != ESRCH) {
+		rc = rg_fail(err, errno, "killing the slot's keeper");
+		close(p.fd);
+		return rc;
+	}
+	do {
+		rc = poll(&p, 1, KEEPER_STOP_TIMEOUT_MS);
+	} while (rc < 0 && errno == EINTR);
+	close(p.fd);
+	if (rc == 0)
+		return rg_fail(err, ETIMEDOUT, "the slot's keeper survives "
+			       "SIGKILL after %d ms", KEEPER_STOP_TIMEOUT_MS);
+	return rc < 0 ? rg_fail(err, errno, "waiting for the keeper") : 0;
 }
 
 /* One request and its reply (and the fd that comes with it, if any). */

@@ -35,11 +35,19 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 		    const struct rg_cgroup *cg, struct rg_error *err);
 
 /*
- * Connect to slot name's keeper: 0 with *conn; -1 with ECONNREFUSED or
- * ENOENT in err when it has none (never started, or dead).
+ * Connect to slot name's keeper: 0 with *conn and the keeper's pid (as we
+ * see it); -1 with ECONNREFUSED or ENOENT in err when it has none (never
+ * started, or dead).
  */
-int rg_keeper_connect(int dir_fd, const char *name, int *conn,
+int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err);
+
+/*
+ * SIGKILL the keeper (the kernel then kills its whole PID namespace) and
+ * wait until it is gone. Not with cgroup.kill: some kernels kill every
+ * child later born into a cgroup that had it written (cgroup.h).
+ */
+int rg_keeper_stop(pid_t pid, struct rg_error *err);
 
 /* Have the keeper fork the child of plan (rg_spawn's contract). */
 int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,

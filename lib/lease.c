@@ -29,6 +29,9 @@
 static const struct rg_slot_ops pooled_slot_ops;
 static const struct rg_slot_ops resident_slot_ops;
 
+/* how long a stopped keeper's namespace may take to empty its cgroup */
+#define KEEPER_GONE_TIMEOUT_MS 5000
+
 /* how long one wait for a free slot sleeps at most */
 #define WAIT_MAX_MS 20
 
@@ -277,13 +280,27 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 }
 
 /*
- * The keeper and all in its PID namespace: the slot's cgroup holds
- * nothing else. The next holder starts a new one.
+ * The keeper and all in its PID namespace (the slot's cgroup holds nothing
+ * else), killed by pid. The next holder starts a new one.
  */
 static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 {
+	int rc;
+
 	rg_close_fd(&l->keeper_conn);
-	return rg_cgroup_kill_all(l->slot.cgroup, err);
+	l->slot.ops = &pooled_slot_ops;
+	if (rg_keeper_stop(l->keeper_pid, err) < 0)
+		return -1;
+	/* the namespace's last tasks may still be on their way out */
+	for (int waited_ms = 0; (rc = rg_cgroup_populated(l->slot.cgroup,
+							  err)) > 0;
+	     waited_ms++) {
+		if (waited_ms >= KEEPER_GONE_TIMEOUT_MS)
+			return rg_fail(err, EBUSY, "the tasks of slot %u's "
+				       "keeper outlive it", l->index);
+		usleep(1000);
+	}
+	return rc;
 }
 
 /* Everything a previous run could have left, removed. */
@@ -376,22 +393,43 @@ static bool wants_keeper(const struct rg_config *cfg)
 }
 
 /*
- * The slot's keeper, started if it has none (never started, or dead:
- * then its PID namespace died with it and nothing of it is left but
- * tasks on their way out).
+ * Before the settings are written: the slot's keeper if it is alive, the
+ * settings stay and the run is for a keeper, none otherwise. A populated cgroup refuses some
+ * changes (v2: a cpuset emptied, a memory limit below the keeper's
+ * charge OOM-kills it), so new settings are written with the slot empty.
+ * A keeper nobody can reach (the pool directory was made again) is
+ * killed with the cgroup, which is then replaced (cgroup.h:
+ * rg_cgroup_needs_recycle).
  */
+static int settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
+			 const struct pool_header *h, struct rg_error *err)
+{
+	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+			      &l->keeper_pid, err) == 0) {
+		l->slot.ops = &resident_slot_ops;
+		if (settings_to_write(l, cfg) || !wants_keeper(cfg))
+			return stop_keeper(l, err);
+		return 0;
+	}
+	if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
+		return -1;
+	if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0)
+		return -1;
+	if (rg_cgroup_needs_recycle(l->slot.cgroup) &&
+	    (drop_cgroup(l, err) < 0 || open_cgroup(l, h, err) < 0))
+		return -1;
+	return 0;
+}
+
+/* After the settings: a keeper for the slot, started if it has none. */
 static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
 {
-	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn, err) < 0) {
-		if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
-			return -1;
-		if (rg_cgroup_kill_all(l->slot.cgroup, err) < 0 ||
-		    rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
-				    l->slot.cgroup, err) < 0 ||
-		    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
-				      err) < 0)
-			return rg_fail_context(err, "slot %u", l->index);
-	}
+	if (l->keeper_conn < 0 &&
+	    (rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
+			     l->slot.cgroup, err) < 0 ||
+	     rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+			       &l->keeper_pid, err) < 0))
+		return rg_fail_context(err, "slot %u", l->index);
 	rg_cgroup_expect_tasks(l->slot.cgroup);
 	l->slot.ops = &resident_slot_ops;
 	/* the slot is reset: what is charged now is the keeper's */
@@ -426,13 +464,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		      open_cgroup(l, h, err) < 0))
 		return rg_fail_context(err, "cleaning slot %u after its "
 				       "holder died", l->index);
-	/*
-	 * A populated cgroup refuses some changes (v2: a cpuset emptied, a
-	 * memory limit below the keeper's charge OOM-kills it): new settings
-	 * are written with the slot empty, and the keeper started after.
-	 */
-	if (cfg->pool_keeper && settings_to_write(l, cfg) &&
-	    rg_cgroup_kill_all(l->slot.cgroup, err) < 0)
+	if (cfg->pool_keeper && settle_keeper(l, cfg, h, err) < 0)
 		return -1;
 	if (apply_settings(l, cfg, err) < 0) {
 		/* a limit below what is charged: start over in a new cgroup */

@@ -75,6 +75,7 @@ struct rg_pool_lease {
 	char ns_dir[PATH_MAX];
 	struct slot_record rec;
 	int keeper_conn;       /* resident slots: our keeper, or -1 */
+	pid_t keeper_pid;      /* and its pid */
 	uint64_t keeper_bytes; /* its own charge in the slot's memory cgroup */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 };
