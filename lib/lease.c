@@ -156,7 +156,8 @@ static void pool_options(const struct rg_config *cfg,
 	o->dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
 	o->size = cfg->pool_size;
 	o->cgroup_parent = cfg->cgroup_parent;
-	o->favordynmods = cfg->pool_favordynmods;
+	/* with keepers no run attaches to a cgroup: nothing to speed up */
+	o->favordynmods = cfg->pool_favordynmods && !cfg->pool_keeper;
 }
 
 /*

@@ -84,7 +84,8 @@ static int create(const struct rg_cli_settings *s, struct rg_error *err)
 		.dir = s->pool_dir,
 		.size = s->pool_size,
 		.cgroup_parent = RG_CGROUP_PARENT,
-		.favordynmods = s->favordynmods,
+		/* keepers attach once per slot, not per run (docs/pool.md) */
+		.favordynmods = s->favordynmods && !s->keeper,
 	};
 
 	if (s->pool_size == 0)
