@@ -102,15 +102,6 @@ int rg_cgroup_v2_create(const char *root, const char *parent,
 			const char *name, unsigned int ctrl, bool reuse,
 			struct rg_cgroup **out, struct rg_error *err);
 
-/* Cleanup attributes, so error paths need no goto ladders. */
-void rg_cg_closep(int *fd);
-void rg_cg_freep(void *ptr);
-#define _cleanup_close_ __attribute__((cleanup(rg_cg_closep)))
-#define _cleanup_free_ __attribute__((cleanup(rg_cg_freep)))
-
-/* Close *fd if open and set it to -1. */
-void rg_cg_close(int *fd);
-
 /* A name for one path component: non-empty, no '/', not "." or "..". */
 int rg_cg_check_name(const char *name, struct rg_error *err);
 int rg_cg_label(struct rg_cgroup *cg, const char *parent, const char *name,

@@ -400,9 +400,9 @@ static int v1_open_files(struct rg_cgroup_v1 *cg, struct rg_error *err)
 		    cg->fd[F_MEMSW_MAX_USAGE] >= 0;
 	cg->peak = cg->memsw ? F_MEMSW_MAX_USAGE : F_MAX_USAGE;
 	if (!cg->memsw) {
-		rg_cg_close(&cg->fd[F_MEMSW_LIMIT]);
-		rg_cg_close(&cg->fd[F_MEMSW_MAX_USAGE]);
-		rg_cg_close(&cg->fd[F_MEMSW_FAILCNT]);
+		rg_close_fd(&cg->fd[F_MEMSW_LIMIT]);
+		rg_close_fd(&cg->fd[F_MEMSW_MAX_USAGE]);
+		rg_close_fd(&cg->fd[F_MEMSW_FAILCNT]);
 	}
 	return 0;
 }
@@ -456,7 +456,7 @@ static void v1_discard(struct rg_cgroup_v1 *cg)
 
 	for (i = 0; i < cg->nr_hier; i++)
 		if (!cg->hier[i].made)
-			rg_cg_close(&cg->hier[i].dir_fd);
+			rg_close_fd(&cg->hier[i].dir_fd);
 	v1_remove(&cg->base, &ignored);
 	v1_release(&cg->base);
 }
@@ -828,8 +828,8 @@ static int v1_remove(struct rg_cgroup *base, struct rg_error *err)
 
 		if (h->dir_fd < 0)
 			continue;
-		rg_cg_close(&h->procs_fd);
-		rg_cg_close(&h->dir_fd);
+		rg_close_fd(&h->procs_fd);
+		rg_close_fd(&h->dir_fd);
 		if (rg_cg_rmdir(h->parent_fd, cg->name, err) < 0)
 			ret = rg_fail_context(err, "cgroup v1 %s:%s", h->mount,
 					      base->label);
@@ -843,11 +843,11 @@ static void v1_release(struct rg_cgroup *base)
 	int i;
 
 	for (i = 0; i < V1_NR_FILES; i++)
-		rg_cg_close(&cg->fd[i]);
+		rg_close_fd(&cg->fd[i]);
 	for (i = 0; i < V1_NR_CTRL; i++) {
-		rg_cg_close(&cg->hier[i].procs_fd);
-		rg_cg_close(&cg->hier[i].dir_fd);
-		rg_cg_close(&cg->hier[i].parent_fd);
+		rg_close_fd(&cg->hier[i].procs_fd);
+		rg_close_fd(&cg->hier[i].dir_fd);
+		rg_close_fd(&cg->hier[i].parent_fd);
 	}
 	free(cg);
 }

@@ -287,7 +287,7 @@ static void v2_discard(struct rg_cgroup_v2 *cg)
 	struct rg_error ignored;
 
 	if (!cg->base.fresh)
-		rg_cg_close(&cg->dir_fd);
+		rg_close_fd(&cg->dir_fd);
 	v2_remove(&cg->base, &ignored);
 	v2_release(&cg->base);
 }
@@ -724,7 +724,7 @@ static int v2_remove(struct rg_cgroup *base, struct rg_error *err)
 
 	if (cg->dir_fd < 0)
 		return 0;
-	rg_cg_close(&cg->dir_fd);
+	rg_close_fd(&cg->dir_fd);
 	if (rg_cg_rmdir(cg->parent_fd, cg->name, err) < 0)
 		return rg_fail_context(err, "cgroup v2 %s", base->label);
 	return 0;
@@ -736,9 +736,9 @@ static void v2_release(struct rg_cgroup *base)
 	int i;
 
 	for (i = 0; i < V2_NR_FILES; i++)
-		rg_cg_close(&cg->fd[i]);
-	rg_cg_close(&cg->dir_fd);
-	rg_cg_close(&cg->parent_fd);
+		rg_close_fd(&cg->fd[i]);
+	rg_close_fd(&cg->dir_fd);
+	rg_close_fd(&cg->parent_fd);
 	free(cg);
 }
 

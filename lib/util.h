@@ -4,6 +4,7 @@
 #define RG_UTIL_H
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 /* Close *fd if it is open and mark it closed. */
@@ -13,6 +14,15 @@ static inline void rg_close_fd(int *fd)
 		close(*fd);
 	*fd = -1;
 }
+
+static inline void rg_free_ptr(void *ptr)
+{
+	free(*(void **)ptr);
+}
+
+/* Cleanup attributes, so that error paths need no goto ladders. */
+#define _cleanup_close_ __attribute__((cleanup(rg_close_fd)))
+#define _cleanup_free_ __attribute__((cleanup(rg_free_ptr)))
 
 /* The struct that holds member at ptr. */
 #define rg_container_of(ptr, type, member) \
