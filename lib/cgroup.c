@@ -148,6 +148,11 @@ void rg_cgroup_expect_tasks(struct rg_cgroup *cg)
 	cg->known_empty = false;
 }
 
+void rg_cgroup_set_resident(struct rg_cgroup *cg, uint64_t bytes)
+{
+	cg->resident_bytes = bytes;
+}
+
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err)
 {
 	return cg->ops->populated(cg, err);

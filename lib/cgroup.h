@@ -181,6 +181,13 @@ int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err);
 /* A child is about to be spawned into the cgroup. */
 void rg_cgroup_expect_tasks(struct rg_cgroup *cg);
 
+/*
+ * A task lives in the cgroup between runs (a slot's keeper) and keeps
+ * bytes charged: its anonymous pages are not a run's leftovers to
+ * reclaim (rg_cgroup_reset()).
+ */
+void rg_cgroup_set_resident(struct rg_cgroup *cg, uint64_t bytes);
+
 /* True if the cgroup still has processes (-1 on error). */
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);
 

@@ -76,6 +76,8 @@ struct rg_cgroup {
 	 * it since (only this process attaches tasks to it).
 	 */
 	bool known_empty;
+	/* what a task living in it (a slot's keeper) keeps charged */
+	uint64_t resident_bytes;
 };
 
 /* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */
@@ -125,7 +127,8 @@ int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
  * Does a reset need a reclaim, given memory.stat and the usage? Not when
  * only per-CPU charge caches and RCU-freed kernel objects are left.
  */
-bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage);
+bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
+			    uint64_t resident_bytes);
 /* After a reclaim: does memory.stat still show tmpfs pages (or swap)? */
 bool rg_cg_holds_unreclaimable(int memory_stat_fd);
 /* key's growth since base (UINT64_MAX: no base), or -1 when unknown */

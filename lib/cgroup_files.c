@@ -169,23 +169,35 @@ static const char *const lru_keys[] = {
  */
 #define RECLAIM_KERNEL_MIN (512 * 1024)
 
+/* The page cache alone, and tmpfs files (swap-backed: on the anon LRU). */
+static const char *const file_keys[] = {
+	"inactive_file", "active_file", "shmem",
+};
+
 /*
  * After most runs only charges the kernel caches per CPU (batches of 64
  * pages) and kernel objects freed after an RCU grace period are left,
  * which a reclaim cannot free without waiting: force_empty would retry for
- * about half a millisecond in vain.
+ * about half a millisecond in vain. With a resident task (a keeper), its
+ * own anonymous pages stay, and no reclaim frees them without swap.
  */
-bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage)
+bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
+			    uint64_t resident_bytes)
 {
-	uint64_t lru;
+	uint64_t pages;
 
-	if (usage == 0)
+	if (usage <= resident_bytes)
 		return false;
-	if (usage > RECLAIM_KERNEL_MIN)
+	if (usage - resident_bytes > RECLAIM_KERNEL_MIN)
 		return true;
+	if (resident_bytes)
+		return rg_cg_sum_keys(memory_stat_fd, file_keys,
+				      sizeof(file_keys) / sizeof(*file_keys),
+				      &pages) < 0 ||
+		       pages > 0;
 	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
-			      sizeof(lru_keys) / sizeof(*lru_keys), &lru) < 0 ||
-	       lru > 0;
+			      sizeof(lru_keys) / sizeof(*lru_keys), &pages) < 0 ||
+	       pages > 0;
 }
 
 /*

@@ -700,7 +700,8 @@ static bool v1_needs_reclaim(struct rg_cgroup *base)
 	struct rg_error ignored;
 
 	return v1_memory_usage(base, &usage, &ignored) == 0 &&
-	       rg_cg_worth_reclaiming(to_v1(base)->fd[F_MEMSTAT], usage);
+	       rg_cg_worth_reclaiming(to_v1(base)->fd[F_MEMSTAT], usage,
+				      base->resident_bytes);
 }
 
 static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
@@ -717,7 +718,8 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	 * kernel gives up quietly on what it cannot reclaim.
 	 */
 	base->unreclaimable = false;
-	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage)) {
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage,
+				   base->resident_bytes)) {
 		if (v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
 			return rg_fail_context(err, "cgroup v1 %s",
 					       base->label);

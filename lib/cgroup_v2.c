@@ -595,7 +595,8 @@ static bool v2_needs_reclaim(struct rg_cgroup *base)
 	struct rg_error ignored;
 
 	return v2_memory_usage(base, &usage, &ignored) == 0 &&
-	       rg_cg_worth_reclaiming(to_v2(base)->fd[F_MEM_STAT], usage);
+	       rg_cg_worth_reclaiming(to_v2(base)->fd[F_MEM_STAT], usage,
+				      base->resident_bytes);
 }
 
 static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
@@ -608,8 +609,10 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 	if (v2_memory_usage(base, &usage, err) < 0)
 		return -1;
 	base->unreclaimable = false;
-	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage)) {
-		if (v2_reclaim(cg, usage, err) < 0)
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage,
+				   base->resident_bytes)) {
+		/* a keeper's pages cannot go: asking for them is slower */
+		if (v2_reclaim(cg, usage - base->resident_bytes, err) < 0)
 			return rg_fail_context(err, "cgroup v2 %s",
 					       base->label);
 		base->unreclaimable =

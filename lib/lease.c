@@ -290,6 +290,8 @@ static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 
 	rg_close_fd(&l->keeper_conn);
 	l->slot.ops = &pooled_slot_ops;
+	l->keeper_bytes = 0;
+	rg_cgroup_set_resident(l->slot.cgroup, 0);
 	if (rg_keeper_stop(l->keeper_pid, err) < 0)
 		return -1;
 	/* the namespace's last tasks may still be on their way out */
@@ -434,7 +436,10 @@ static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
 	rg_cgroup_expect_tasks(l->slot.cgroup);
 	l->slot.ops = &resident_slot_ops;
 	/* the slot is reset: what is charged now is the keeper's */
-	return rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err);
+	if (rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err) < 0)
+		return -1;
+	rg_cgroup_set_resident(l->slot.cgroup, l->keeper_bytes);
+	return 0;
 }
 
 static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
@@ -609,6 +614,7 @@ static int resident_spawn(struct rg_slot *slot,
 	struct rg_pool_lease *l = to_lease(slot);
 
 	l->keeper_cpu_ns = 0;
+	l->keeper_alone = false;
 	return rg_keeper_spawn(l->keeper_conn, plan, child, err);
 }
 
@@ -625,7 +631,12 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 
 	if (l->keeper_conn < 0) /* stopped: the cgroup is all there is */
 		return rg_cgroup_kill_all(slot->cgroup, err);
-	return rg_keeper_kill(l->keeper_conn, &l->keeper_cpu_ns, err);
+	if (l->keeper_alone) /* collect, release and reset each ask */
+		return 0;
+	if (rg_keeper_kill(l->keeper_conn, &l->keeper_cpu_ns, err) < 0)
+		return -1;
+	l->keeper_alone = true;
+	return 0;
 }
 
 /*

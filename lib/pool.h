@@ -78,6 +78,7 @@ struct rg_pool_lease {
 	pid_t keeper_pid;      /* and its pid */
 	uint64_t keeper_bytes; /* its own charge in the slot's memory cgroup */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
+	bool keeper_alone;     /* nothing but the keeper since the last kill */
 };
 
 /* pool.c, for lease.c */
