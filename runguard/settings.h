@@ -9,6 +9,8 @@
  *   --pool-dir=DIR    RUNGUARD_POOL_DIR     pool-dir
  *                     RUNGUARD_POOL_KEEPER  pool-keeper (yes|no)
  *                                           v1-favordynmods (yes|no)
+ *                     RUNGUARD_V2_MEMORY_PEAK
+ *                                           v2-memory-peak (sampled|exact)
  *
  * The file is $RUNGUARD_CONFIG if set (it must then exist), else
  * /etc/runguard.conf if it exists.
@@ -20,6 +22,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <runguard/pool.h>
 #include <runguard/runguard.h>
 
 #include "options.h"
@@ -31,6 +34,7 @@ struct rg_cli_settings {
 	char pool_dir[PATH_MAX];
 	bool favordynmods;
 	bool keeper; /* resident slots */
+	enum rg_pool_v2_memory_peak v2_memory_peak;
 };
 
 void rg_cli_settings_defaults(struct rg_cli_settings *s);
