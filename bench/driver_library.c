@@ -35,7 +35,9 @@ static int configure(struct lib_command *lc, struct rg_error *err)
 		return -1;
 	if (rg_cli_build_config(&lc->opts, lc->cfg, err) < 0 ||
 	    rg_config_set_pool(lc->cfg, settings.pool_dir, settings.pool_size,
-			       err) < 0)
+			       err) < 0 ||
+	    rg_config_set_pool_v2_memory_peak(lc->cfg, settings.v2_memory_peak,
+					      err) < 0)
 		return -1;
 	rg_config_set_pool_favordynmods(lc->cfg, settings.favordynmods);
 	rg_config_set_pool_keeper(lc->cfg, settings.keeper);

@@ -191,6 +191,12 @@ bool rg_cgroup_peak_clean(const struct rg_cgroup *cg)
 	return cg->ops->peak_resettable(cg);
 }
 
+void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg)
+{
+	if (cg->ops->sample_unresettable_peak)
+		cg->ops->sample_unresettable_peak(cg);
+}
+
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err)
 {
 	return cg->ops->reset(cg, err);

@@ -137,6 +137,17 @@ bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg);
 bool rg_cgroup_peak_clean(const struct rg_cgroup *cg);
 
 /*
+ * Where memory.peak cannot be reset (v2, 5.19-6.11), ignore it from now on
+ * and sample memory.current instead, as before 5.19: the highest sample,
+ * or the limit itself when memory.events says usage reached it. The peak
+ * is then each run's in a cgroup that serves run after run (a pool slot
+ * keeps its cgroup), at the price of a lower bound between samples.
+ * Elsewhere the peak is exact and reset already: nothing changes. No
+ * system call.
+ */
+void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg);
+
+/*
  * Bring an empty cgroup (after rg_cgroup_kill_all()) back to what a new one
  * reports: reclaim the memory still charged to it (page cache, slab of the
  * previous run), and on v1 zero the failure counters, watermarks and CPU
@@ -195,10 +206,11 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 			 struct rg_error *err);
 
 /*
- * Where the kernel keeps no memory peak (cgroup v2 before 5.19), the
- * supervisor samples memory.current every this many ms while the command
- * runs; 0 when no sampling is needed. rg_cgroup_sample() takes one sample:
- * one pread() on an open fd.
+ * Where the kernel keeps no memory peak (cgroup v2 before 5.19), or it is
+ * ignored (rg_cgroup_sample_unresettable_peak()), the supervisor samples
+ * memory.current every this many ms while the command runs; 0 when no
+ * sampling is needed. rg_cgroup_sample() takes one sample: one pread() on
+ * an open fd.
  */
 unsigned int rg_cgroup_sample_interval_ms(const struct rg_cgroup *cg);
 void rg_cgroup_sample(struct rg_cgroup *cg);

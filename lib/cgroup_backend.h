@@ -43,6 +43,8 @@ struct rg_cgroup_ops {
 	bool (*peak_resettable)(const struct rg_cgroup *cg);
 	/* optional: as peak_resettable, or nothing charged yet (cgroup.h) */
 	bool (*peak_clean)(const struct rg_cgroup *cg);
+	/* optional: rg_cgroup_sample_unresettable_peak() */
+	void (*sample_unresettable_peak)(struct rg_cgroup *cg);
 	int (*reset)(struct rg_cgroup *cg, struct rg_error *err);
 	bool (*needs_reclaim)(struct rg_cgroup *cg);
 	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,

@@ -83,7 +83,6 @@ struct rg_cgroup_v2 {
 	uint64_t oom_base;
 	uint64_t max_events_base; /* memory.events "max": limit reached */
 	uint64_t majflt_base;	  /* memory.stat pgmajfault */
-	uint64_t memory_limit;	  /* as written to memory.max */
 	uint64_t sampled_peak;	  /* without memory.peak */
 };
 
@@ -239,7 +238,6 @@ static struct rg_cgroup_v2 *v2_alloc(const char *parent, const char *name,
 	cg->ctrl = ctrl;
 	cg->parent_fd = -1;
 	cg->dir_fd = -1;
-	cg->memory_limit = RG_UNLIMITED;
 	for (i = 0; i < V2_NR_FILES; i++)
 		cg->fd[i] = -1;
 	if (rg_cg_label(&cg->base, parent, name, err) < 0) {
@@ -337,7 +335,6 @@ static int v2_set_memory(struct rg_cgroup_v2 *cg, uint64_t bytes,
 		snprintf(val, sizeof(val), "%" PRIu64, bytes);
 	if (v2_write(cg, F_MEM_MAX, val, err) < 0)
 		return -1;
-	cg->memory_limit = bytes;
 	if (cg->fd[F_SWAP_MAX] < 0)
 		return 0;
 	return v2_write(cg, F_SWAP_MAX, bytes == RG_UNLIMITED ? "max" : "0",
@@ -429,7 +426,8 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	cg->peak_reset = cg->peak_writable &&
 			 rg_cg_write(cg->fd[F_PEAK], "reset") == 0;
 	/* Without a reset: this run's if nothing was charged before it. */
-	cg->peak_stale = !cg->peak_reset && !cg->peak_unused;
+	cg->peak_stale = cg->fd[F_PEAK] >= 0 && !cg->peak_reset &&
+			 !cg->peak_unused;
 	cg->peak_unused = false;
 	if (cg->fd[F_CPU_STAT] >= 0 &&
 	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
@@ -449,14 +447,15 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 }
 
 /*
- * Before 5.19 the kernel keeps no peak: the highest memory.current seen,
- * and the limit itself when memory.events says usage reached it (usage
- * never exceeds memory.max, so that is exact). A lower bound otherwise.
+ * Before 5.19 the kernel keeps no peak (and from 5.19 to 6.11 a pool may
+ * ignore the one it keeps): the highest memory.current seen, and the
+ * limit itself when memory.events says usage reached it (usage never
+ * exceeds memory.max, so that is exact). A lower bound otherwise.
  */
 static int v2_sampled_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
 			   struct rg_error *err)
 {
-	uint64_t max_events;
+	uint64_t max_events, limit;
 
 	if (cg->fd[F_CURRENT] < 0) {
 		snprintf(st->memory_method, sizeof(st->memory_method), "none");
@@ -466,10 +465,14 @@ static int v2_sampled_peak(struct rg_cgroup_v2 *cg, struct rg_cgroup_stats *st,
 	st->memory_peak = cg->sampled_peak;
 	st->memory_peak_valid = true;
 	st->memory_peak_lower_bound = true;
-	if (cg->memory_limit != RG_UNLIMITED &&
-	    v2_read_key(cg, F_MEM_EVENTS, "max", &max_events, err) == 0 &&
-	    max_events > cg->max_events_base) {
-		st->memory_peak = cg->memory_limit;
+	/*
+	 * The limit in force, read back: a pool slot keeps the one an
+	 * earlier run wrote ("max", unlimited, is no number).
+	 */
+	if (v2_read_key(cg, F_MEM_EVENTS, "max", &max_events, err) == 0 &&
+	    max_events > cg->max_events_base &&
+	    rg_cg_read_u64(cg->fd[F_MEM_MAX], &limit) == 0) {
+		st->memory_peak = limit;
 		st->memory_peak_lower_bound = false;
 	}
 	snprintf(st->memory_method, sizeof(st->memory_method),
@@ -523,9 +526,9 @@ static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 }
 
 /*
- * Without memory.peak (before 5.19) the peak is sampled from memory.current
- * from start() on, so it is this run's too once rg_cgroup_reset() has
- * reclaimed what earlier runs left.
+ * Without memory.peak (before 5.19, or ignored) the peak is sampled from
+ * memory.current from start() on, so it is this run's too once
+ * rg_cgroup_reset() has reclaimed what earlier runs left.
  */
 static bool v2_peak_resettable(const struct rg_cgroup *base)
 {
@@ -539,6 +542,22 @@ static bool v2_peak_clean(const struct rg_cgroup *base)
 	const struct rg_cgroup_v2 *cg = to_v2(base);
 
 	return v2_peak_resettable(base) || cg->peak_unused;
+}
+
+/*
+ * A memory.peak without reset (5.19-6.11) is a run's own only in a cgroup
+ * nothing was charged to before, so a pool would need a new cgroup per
+ * run. Closing it puts the cgroup on the path of kernels before 5.19: the
+ * peak sampled from start() on, each run's in a cgroup reused after
+ * rg_cgroup_reset(), and exactly the limit when memory.events says usage
+ * reached it.
+ */
+static void v2_sample_unresettable_peak(struct rg_cgroup *base)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+
+	if (cg->fd[F_PEAK] >= 0 && !cg->peak_writable)
+		rg_close_fd(&cg->fd[F_PEAK]);
 }
 
 static int v2_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
@@ -760,6 +779,7 @@ static const struct rg_cgroup_ops v2_ops = {
 	.sample = v2_sample,
 	.peak_resettable = v2_peak_resettable,
 	.peak_clean = v2_peak_clean,
+	.sample_unresettable_peak = v2_sample_unresettable_peak,
 	.reset = v2_reset,
 	.needs_reclaim = v2_needs_reclaim,
 	.memory_usage = v2_memory_usage,

@@ -386,6 +386,17 @@ void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable)
 	cfg->pool_keeper = enable;
 }
 
+int rg_config_set_pool_v2_memory_peak(struct rg_config *cfg,
+				      enum rg_pool_v2_memory_peak how,
+				      struct rg_error *err)
+{
+	if (how != RG_POOL_V2_PEAK_SAMPLED && how != RG_POOL_V2_PEAK_EXACT)
+		return rg_fail(err, EINVAL, "v2 memory peak method %d: "
+			       "neither sampled nor exact", (int)how);
+	cfg->pool_v2_exact_peak = how == RG_POOL_V2_PEAK_EXACT;
+	return 0;
+}
+
 void rg_config_set_pool_favordynmods(struct rg_config *cfg, bool enable)
 {
 	cfg->pool_favordynmods = enable;

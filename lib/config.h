@@ -54,6 +54,8 @@ struct rg_config {
 	unsigned int pool_size; /* 0: a transient slot per run */
 	bool pool_favordynmods;
 	bool pool_keeper;       /* resident slots (keeper.h) */
+	/* v2 5.19-6.11: a memory cgroup per run (rg_pool_v2_memory_peak) */
+	bool pool_v2_exact_peak;
 	bool handle_signals;
 	int cancel_fd;
 	bool reap_all_children;

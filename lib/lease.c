@@ -3,7 +3,8 @@
  * Borrowing a pool slot for one run, and giving it back clean. This is the
  * per-run path: a few opens, flocks and preads on small files, no cgroup,
  * namespace or mount created or destroyed (except to repair a slot that
- * lost its namespaces, or to recycle a cgroup whose peak cannot be reset).
+ * lost its namespaces, or to recycle a cgroup whose peak cannot be reset
+ * when the exact peak is asked for).
  */
 #include "pool.h"
 
@@ -339,9 +340,13 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
 	/*
 	 * A v2 peak that cannot be reset (5.19-6.11) covers every run since
-	 * the cgroup was made: a cgroup anything was charged to (the kernel
+	 * the cgroup was made. By default the run samples memory.current
+	 * instead and the slot keeps its cgroup, as on every other kernel;
+	 * for the exact peak, a cgroup anything was charged to (the kernel
 	 * says so, whatever the slot record says) is replaced by a new one.
 	 */
+	if (!l->exact_v2_peak)
+		rg_cgroup_sample_unresettable_peak(l->slot.cgroup);
 	if (!rg_cgroup_peak_clean(l->slot.cgroup)) {
 		if (drop_cgroup(l, err) < 0 ||
 		    rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created,
@@ -506,6 +511,7 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 		return rg_fail(err, errno, "allocating a slot lease");
 	rg_slot_init(&l->slot, &pooled_slot_ops);
 	l->slot.namespaces_outlive_run = true;
+	l->exact_v2_peak = cfg->pool_v2_exact_peak;
 	l->lock_fd = -1;
 	l->keeper_conn = -1;
 	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||

@@ -68,6 +68,8 @@ struct slot_record {
 /* One borrowed slot. */
 struct rg_pool_lease {
 	struct rg_slot slot; /* its cgroup and the namespaces to join */
+	/* v2 5.19-6.11: memory.peak in a new cgroup per run, not sampled */
+	bool exact_v2_peak;
 	int dir_fd;
 	int lock_fd;
 	unsigned int index;

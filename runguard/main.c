@@ -123,7 +123,8 @@ static struct rg_config *make_config(struct cli *cli,
 	if (!cfg)
 		fatal(cli, &err, NULL, NULL);
 	if (rg_cli_build_config(o, cfg, &err) ||
-	    rg_config_set_pool(cfg, s->pool_dir, s->pool_size, &err)) {
+	    rg_config_set_pool(cfg, s->pool_dir, s->pool_size, &err) ||
+	    rg_config_set_pool_v2_memory_peak(cfg, s->v2_memory_peak, &err)) {
 		rg_config_free(cfg);
 		fatal(cli, &err, NULL, NULL);
 	}

@@ -16,6 +16,7 @@ void rg_cli_settings_defaults(struct rg_cli_settings *s)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", RG_POOL_DIR_DEFAULT);
 	s->favordynmods = true;
+	s->v2_memory_peak = RG_POOL_V2_PEAK_SAMPLED;
 }
 
 static int set_pool_size(struct rg_cli_settings *s, const char *value,
@@ -56,6 +57,19 @@ static int set_yes_no(bool *flag, const char *value, const char *where,
 	return rg_fail(err, 0, "%s: `%s' is not yes or no", where, value);
 }
 
+static int set_v2_memory_peak(struct rg_cli_settings *s, const char *value,
+			      const char *where, struct rg_error *err)
+{
+	if (!strcmp(value, "sampled"))
+		s->v2_memory_peak = RG_POOL_V2_PEAK_SAMPLED;
+	else if (!strcmp(value, "exact"))
+		s->v2_memory_peak = RG_POOL_V2_PEAK_EXACT;
+	else
+		return rg_fail(err, 0, "%s: v2-memory-peak `%s' is not "
+			       "sampled or exact", where, value);
+	return 0;
+}
+
 static char *trim(char *s)
 {
 	char *end;
@@ -91,6 +105,8 @@ static int apply_line(struct rg_cli_settings *s, char *line,
 		return set_yes_no(&s->keeper, value, where, err);
 	if (!strcmp(key, "v1-favordynmods"))
 		return set_yes_no(&s->favordynmods, value, where, err);
+	if (!strcmp(key, "v2-memory-peak"))
+		return set_v2_memory_peak(s, value, where, err);
 	return rg_fail(err, 0, "%s: unknown setting `%s'", where, key);
 }
 
@@ -139,6 +155,7 @@ static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
 	const char *size = getenv("RUNGUARD_POOL_SIZE");
 	const char *dir = getenv("RUNGUARD_POOL_DIR");
 	const char *keeper = getenv("RUNGUARD_POOL_KEEPER");
+	const char *peak = getenv("RUNGUARD_V2_MEMORY_PEAK");
 
 	/* set but empty is an error, as an empty value in the file */
 	if (size && set_pool_size(s, size, "RUNGUARD_POOL_SIZE", err))
@@ -147,6 +164,9 @@ static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
 		return -1;
 	if (keeper && set_yes_no(&s->keeper, keeper, "RUNGUARD_POOL_KEEPER",
 				 err))
+		return -1;
+	if (peak && set_v2_memory_peak(s, peak, "RUNGUARD_V2_MEMORY_PEAK",
+				       err))
 		return -1;
 	return 0;
 }

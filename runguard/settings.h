@@ -4,11 +4,12 @@
  * can be given without changing them: command-line option, then
  * environment variable, then configuration file, in that precedence.
  *
- *   option              environment           config file (key = value)
- *   --pool-size=N       RUNGUARD_POOL_SIZE    pool-size
- *   --pool-dir=DIR      RUNGUARD_POOL_DIR     pool-dir
- *   --pool-keeper=Y|N   RUNGUARD_POOL_KEEPER  pool-keeper (yes|no)
- *                                             v1-favordynmods (yes|no)
+ *   option              environment              config file (key = value)
+ *   --pool-size=N       RUNGUARD_POOL_SIZE       pool-size
+ *   --pool-dir=DIR      RUNGUARD_POOL_DIR        pool-dir
+ *   --pool-keeper=Y|N   RUNGUARD_POOL_KEEPER     pool-keeper (yes|no)
+ *                       RUNGUARD_V2_MEMORY_PEAK  v2-memory-peak (sampled|exact)
+ *                                                v1-favordynmods (yes|no)
  *
  * The file is $RUNGUARD_CONFIG if set (it must then exist), else
  * /etc/runguard.conf if it exists.
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <runguard/pool.h>
 #include <runguard/runguard.h>
 
 #include "options.h"
@@ -31,6 +33,7 @@ struct rg_cli_settings {
 	char pool_dir[PATH_MAX];
 	bool favordynmods;
 	bool keeper; /* resident slots */
+	enum rg_pool_v2_memory_peak v2_memory_peak;
 };
 
 void rg_cli_settings_defaults(struct rg_cli_settings *s);

@@ -72,6 +72,10 @@ static const char notes_text[] =
 	"(RUNGUARD_POOL_SIZE, RUNGUARD_POOL_DIR, RUNGUARD_POOL_KEEPER), else the\n"
 	"configuration file $RUNGUARD_CONFIG or " RG_CLI_CONFIG_FILE "\n"
 	"(pool-size = N, pool-dir = DIR, pool-keeper = yes|no).\n"
+	"On cgroup v2 kernels 5.19 to 6.11, whose memory.peak cannot be reset,\n"
+	"v2-memory-peak (RUNGUARD_V2_MEMORY_PEAK) is sampled, the default (the slot\n"
+	"keeps its cgroup; memory.current is sampled every 5 ms, a lower bound\n"
+	"unless the limit was reached), or exact (a memory cgroup per run).\n"
 	"sudo strips the environment: as DOMjudge calls runguard (sudo -n\n"
 	"runguard ...), " RG_CLI_CONFIG_FILE " is the way to configure a pool.\n";
 

@@ -107,6 +107,27 @@ RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
  */
 RG_EXPORT void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable);
 
+/*
+ * How a pooled run measures its memory peak on cgroup v2 kernels whose
+ * memory.peak cannot be reset (5.19 to 6.11). Elsewhere the peak is the
+ * kernel's and the slot keeps its cgroup either way: this changes nothing.
+ */
+enum rg_pool_v2_memory_peak {
+	/*
+	 * memory.current sampled every 5 ms, and the limit itself when
+	 * memory.events says usage reached it: the slot keeps its cgroup,
+	 * the peak is a lower bound between samples. The default.
+	 */
+	RG_POOL_V2_PEAK_SAMPLED = 0,
+	/* memory.peak, exact: a memory cgroup made and removed per run */
+	RG_POOL_V2_PEAK_EXACT = 1,
+};
+
+/* EINVAL for a value not in enum rg_pool_v2_memory_peak. */
+RG_EXPORT int rg_config_set_pool_v2_memory_peak(struct rg_config *cfg,
+						enum rg_pool_v2_memory_peak how,
+						struct rg_error *err);
+
 /* See rg_pool_options.favordynmods; default true. */
 RG_EXPORT void rg_config_set_pool_favordynmods(struct rg_config *cfg,
 					       bool enable);

@@ -1319,6 +1319,72 @@ static void test_v2_stale_peak(void **state)
 		    !strcmp(st.memory_method, "memory.current(sampled)"));
 }
 
+/*
+ * The pool's default on v2 5.19-6.11: memory.peak ignored and
+ * memory.current sampled, so that a reused cgroup reports each run's own
+ * peak, and the limit itself when usage reached it. Elsewhere the call
+ * changes nothing: the method stays what a new cgroup reports.
+ */
+static void test_sampled_unresettable_peak(void **state)
+{
+	struct tstate *ts = *state;
+	struct rg_cgroup_stats st;
+	struct rg_cgroup *cg;
+	char fresh_method[40];
+	bool unresettable;
+	const char *n;
+	int status;
+
+	make_name(ts->name[0], sizeof(ts->name[0]), "sampled");
+	n = ts->name[0];
+	cg = open_cg(n, false);
+	limit(cg, RG_UNLIMITED, NULL);
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)50));
+	stats(cg, &st);
+	snprintf(fresh_method, sizeof(fresh_method), "%s", st.memory_method);
+	kill_all(cg);
+	rg_cgroup_close(cg);
+
+	cg = ts->cg[0] = open_cg(n, false);
+	/* a used cgroup's peak: clean unless reset or sampled already */
+	unresettable = !rg_cgroup_peak_clean(cg);
+	fprintf(stderr, "  memory.peak %s\n", unresettable ?
+		"cannot be reset: sampled instead" : "needs no sampling");
+	rg_cgroup_sample_unresettable_peak(cg);
+	assert_true(rg_cgroup_peak_clean(cg));
+	reset(cg);
+	start(cg);
+	assert_exit_zero_sampled(cg, spawn(cg, touch_mib, (void *)5));
+	stats(cg, &st);
+	assert_true(st.memory_peak_valid);
+	assert_true(st.memory_peak >= 5 * MIB && st.memory_peak < 30 * MIB);
+	assert_string_equal(st.memory_method, unresettable ?
+			    "memory.current(sampled)" : fresh_method);
+
+	/*
+	 * Usage reached the limit: the peak is the limit, exactly, also in
+	 * a handle that did not write it (a pool slot keeps its limit).
+	 */
+	kill_all(cg);
+	reset(cg);
+	limit(cg, 32 * MIB, NULL);
+	rg_cgroup_close(cg);
+	cg = ts->cg[0] = open_cg(n, false);
+	rg_cgroup_sample_unresettable_peak(cg);
+	start(cg);
+	status = wait_status(spawn(cg, touch_mib, (void *)100));
+	assert_true(WIFSIGNALED(status));
+	stats(cg, &st);
+	assert_true(st.oom_killed);
+	assert_true(st.memory_peak_valid);
+	if (unresettable) {
+		assert_true(st.memory_peak == 32 * MIB);
+		assert_false(st.memory_peak_lower_bound);
+	}
+	assert_true(st.memory_peak <= 33 * MIB);
+}
+
 /* ---- v2 on this host's second cgroup2 mount (no controllers) ---- */
 
 #define V2_TEST_ROOT_TEXT "/sys/fs/cgroup (v2) or /sys/fs/cgroup/unified (v1)"
@@ -1611,6 +1677,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reuse_kill, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sampled_unresettable_peak,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_stale_peak, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_open, setup,

@@ -24,11 +24,11 @@ import time
 
 from cgtrace import CgroupTracer, proc_cgroups_table
 from cgtrace import proc_cgroup_counts as proc_cgroups
-from rgtest import (CALLER_ENV, CGROOT, MIB, META_VALUE_RE, PROGRAMS,
-                    RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD, V1_CONTROLLERS,
-                    Result, cgroup_children, cgroup_mode, expected_meta_keys,
-                    main, procs_of_uid, run_redirected, skip_or_fail,
-                    unmet_precondition, wait_until)
+from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
+                    PROGRAMS, RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD,
+                    V1_CONTROLLERS, Result, cgroup_children, cgroup_mode,
+                    expected_meta_keys, main, procs_of_uid, run_redirected,
+                    skip_or_fail, unmet_precondition, wait_until)
 
 POOL_META_RE = dict(META_VALUE_RE)
 POOL_META_RE['pool-slot'] = r'[0-9]+'
@@ -161,6 +161,33 @@ def pool_cgroup_dirs(cgpath):
 
 def existing_pool_cgroups(cgpath):
     return [d for d in pool_cgroup_dirs(cgpath) if os.path.isdir(d)]
+
+
+def slot_memory_cgroup(cgpath, slot=0):
+    """The directory of a pool slot's memory cgroup (cgpath: the pool's
+    cgroup path from --pool-show)."""
+    if cgroup_mode() == 'v1':
+        return os.path.join(CGROOT, 'memory', cgpath, 'slot-%d' % slot)
+    return os.path.join(CGROOT, cgpath, 'slot-%d' % slot)
+
+
+def cgroup_identity(d):
+    """What tells a cgroup from one made again under the same name: its
+    directory's inode number (the kernfs node)."""
+    return os.stat(d).st_ino
+
+
+def v2_peak_unresettable(cgdir):
+    """Whether cgdir is a v2 cgroup whose memory.peak exists but cannot be
+    reset: read-only from 5.19 to 6.11 (writable from 6.12, missing before
+    5.19). There the pool samples memory.current by default, or makes a
+    memory cgroup per run with v2-memory-peak = exact (docs/pool.md)."""
+    if cgroup_mode() != 'v2':
+        return False
+    try:
+        return not os.stat(os.path.join(cgdir, 'memory.peak')).st_mode & 0o200
+    except FileNotFoundError:
+        return False
 
 
 def remove_cgroup_tree(d):
@@ -792,6 +819,133 @@ class PoolExactNumbersTest(PoolTestCase):
         self.check_after([self.probe, 'cpuchild', '0.3'], check)
 
 
+class PoolV2MemoryPeakTest(PoolTestCase):
+    """v2 5.19-6.11, whose memory.peak cannot be reset: by default
+    (v2-memory-peak = sampled) pooled runs sample memory.current in the
+    slot's kept cgroup, and the peak is the limit itself when usage reached
+    it; with exact, each run gets a new memory cgroup and its memory.peak.
+    Elsewhere the setting changes nothing: the method is a run's without
+    the pool, and the slot keeps its cgroup either way."""
+
+    pool_size = 1
+    # generous: a sampled peak is a lower bound between 5 ms samples
+    PEAK_MARGIN = 24 * MIB
+
+    def setUp(self):
+        super().setUp()
+        self.warm = None
+
+    def set_peak(self, value):
+        with open(self.conf, 'w') as f:
+            f.write('' if value is None else 'v2-memory-peak = %s\n' % value)
+
+    def slot_dir(self):
+        return slot_memory_cgroup(self.show().cgroup)
+
+    def unresettable(self):
+        return v2_peak_unresettable(self.slot_dir())
+
+    def expected_method(self, exact=False):
+        """What a pooled run reports here: where the peak cannot be reset
+        the setting decides; elsewhere what a run without the pool says."""
+        if self.unresettable():
+            return 'memory.peak' if exact else 'memory.current(sampled)'
+        if self.warm is None:
+            self.warm = self.nopool('-m', LIMIT_KB, self.prog('hello'),
+                                    meta='meta-nopool-method')
+            self.assertRun(self.warm)
+        return self.warm.m['memory-method']
+
+    def pooled(self, *args, exitcode=0, meta='meta'):
+        r = self.prg('-m', LIMIT_KB, '-t', '20', *args, meta=meta)
+        self.assertPoolMeta(r, exitcode=exitcode, slots=(0,))
+        return r
+
+    def warm_up(self):
+        """One run, so that later ones reuse a slot cgroup run in before."""
+        self.pooled(self.prog('hello'), meta='meta-warm')
+        if not self.unresettable():
+            print('test_pool v2-memory-peak: memory.peak is reset or '
+                  'missing here, or cgroup v1: the setting changes nothing'
+                  ' (checked: %s)' % self.expected_method())
+
+    def test_method_and_slot_cgroup_per_setting(self):
+        self.warm_up()
+        for setting, exact, runs in ((None, False, 3), ('exact', True, 2),
+                                     ('sampled', False, 2)):
+            self.set_peak(setting)
+            for i in range(runs):
+                before = cgroup_identity(self.slot_dir())
+                r = self.pooled(self.prog('hello'),
+                                meta='meta-%s-%d' % (setting, i))
+                d = 'v2-memory-peak = %s\n%s' % (setting, r.describe())
+                self.assertEqual(r.m['memory-method'],
+                                 self.expected_method(exact), d)
+                remade = cgroup_identity(self.slot_dir()) != before
+                self.assertEqual(remade, exact and self.unresettable(),
+                                 'slot memory cgroup made again: %s\n%s'
+                                 % (remade, d))
+
+    def check_peak(self, r, low, high, what):
+        d = r.describe()
+        mem = r.i('memory-bytes')
+        print('test_pool v2-memory-peak: %s: %.1f MiB (%s)'
+              % (what, mem / MIB, r.m['memory-method']))
+        self.assertGreaterEqual(mem, low, d)
+        self.assertLessEqual(mem, high, d)
+        self.assertEqual(r.m['memory-method'], self.expected_method(), d)
+
+    def test_memhog_peak_in_reused_slot(self):
+        self.warm_up()
+        r = self.pooled(self.prog('memhog'), '100', '0.3')
+        self.assertIn('allocated 100 MiB', r.stdout, r.describe())
+        self.check_peak(r, 100 * MIB, 100 * MIB + self.PEAK_MARGIN,
+                        'memhog 100 MiB')
+        nopool = self.nopool('-m', LIMIT_KB, '-t', '20', self.prog('memhog'),
+                             '100', '0.3', meta='meta-nopool')
+        self.assertRun(nopool)
+        print('test_pool v2-memory-peak: memhog 100 MiB without the pool:'
+              ' %.1f MiB (%s)' % (nopool.i('memory-bytes') / MIB,
+                                  nopool.m['memory-method']))
+        self.assertLessEqual(abs(r.i('memory-bytes')
+                                 - nopool.i('memory-bytes')), 8 * MIB,
+                             r.describe() + '\n\n' + nopool.describe())
+        # two processes at once: more than either one's maxrss, so the
+        # samples (or the kernel's peak) saw them together
+        hog = self.prog('memhog')
+        r = self.pooled('/bin/sh', '-c', '%s 40 1 & %s 40 1 & wait'
+                        % (hog, hog), meta='meta-two')
+        self.assertEqual(r.stdout.count('allocated 40 MiB'), 2,
+                         r.describe())
+        self.check_peak(r, 80 * MIB, 80 * MIB + self.PEAK_MARGIN,
+                        'two memhogs of 40 MiB')
+
+    def test_limit_reached_is_the_limit(self):
+        self.warm_up()
+        limit = int(LIMIT_KB) * 1024
+        r = self.pooled(self.prog('memhog'), '400', exitcode=None,
+                        meta='meta-oom')
+        d = r.describe()
+        # the OOM kill: SIGKILL, nothing allocated
+        self.assertEqual(r.i('exitcode'), 137, d)
+        self.assertNotIn('allocated', r.stdout, d)
+        print('test_pool v2-memory-peak: memhog 400 MiB in %d MiB: %d '
+              'bytes (%s)' % (limit // MIB, r.i('memory-bytes'),
+                              r.m['memory-method']))
+        self.assertEqual(r.m['memory-method'], self.expected_method(), d)
+        if r.m['memory-method'] == 'memory.current(sampled)':
+            # memory.events "max" grew: exactly the limit
+            self.assertEqual(r.i('memory-bytes'), limit, d)
+        else:
+            self.assertLessEqual(r.i('memory-bytes'), limit, d)
+            self.assertGreaterEqual(r.i('memory-bytes'), limit - MEM_MARGIN,
+                                    d)
+        # the next run in the slot: its own peak, not the limit
+        r = self.pooled(self.prog('memhog'), '20', meta='meta-next')
+        self.check_peak(r, 20 * MIB, 20 * MIB + self.PEAK_MARGIN,
+                        'memhog 20 MiB after the OOM kill')
+
+
 # ---------------------------------------------------------------------------
 # 3. Crash recovery
 # ---------------------------------------------------------------------------
@@ -1135,10 +1289,20 @@ class PoolRebootTest(PoolTestCase):
 # ---------------------------------------------------------------------------
 
 class PoolChurnTest(PoolTestCase):
+    """500 pooled runs make no cgroup, namespace or mount, on every kernel
+    with the default settings (on v2 5.19-6.11 the peak is sampled)."""
 
     pool_size = 1
     WARMUP = 20
     RUNS = 500
+    # v2-memory-peak = exact: a memory cgroup per run on 5.19-6.11
+    EXACT_PEAK = False
+
+    def setUp(self):
+        super().setUp()
+        if self.EXACT_PEAK:
+            with open(self.conf, 'w') as f:
+                f.write('v2-memory-peak = exact\n')
 
     def run_ns(self, i):
         r = self.prg(self.probe, 'ns', meta='meta-churn')
@@ -1147,17 +1311,11 @@ class PoolChurnTest(PoolTestCase):
         return ns_of(parse_kv(r.stdout))
 
     def cgroup_per_run(self, s):
-        """Whether this kernel's memory peak cannot be reset, so that the
-        pool gives each run a new slot cgroup (docs/pool.md, "Resetting
-        the cgroup"): cgroup v2 with a read-only memory.peak (5.19-6.11;
-        writable from 6.12, missing before 5.19)."""
-        if cgroup_mode() != 'v2':
-            return False
-        peak = os.path.join(CGROOT, s.cgroup, 'slot-0', 'memory.peak')
-        try:
-            return not os.stat(peak).st_mode & 0o200
-        except FileNotFoundError:
-            return False
+        """Whether the pool gives each run a new slot cgroup (docs/pool.md,
+        "Resetting the cgroup"): only with v2-memory-peak = exact where
+        memory.peak cannot be reset (v2, 5.19-6.11)."""
+        return self.EXACT_PEAK and v2_peak_unresettable(
+            slot_memory_cgroup(s.cgroup))
 
     def pool_cgroup_stat(self, s):
         """cgroup.stat of the pool's v2 cgroup: nr_descendants (live) and
@@ -1203,15 +1361,22 @@ class PoolChurnTest(PoolTestCase):
                              'runs in resident slots' % self.RUNS)
 
     def test_500_runs_leave_kernel_state_unchanged(self):
+        self.churn()
+
+    def churn(self):
         seen_warm = set(self.run_ns(i) for i in range(self.WARMUP))
         self.assertEqual(len(seen_warm), 1, seen_warm)
         self.assertNotIn(None, next(iter(seen_warm)))
         s = self.show()
         per_run = self.cgroup_per_run(s)
-        print('test_pool churn: memory.peak %s: %s'
-              % ('cannot be reset' if per_run else 'is reset or sampled',
+        slot_dir = slot_memory_cgroup(s.cgroup)
+        print('test_pool churn: memory.peak %s, v2-memory-peak = %s: %s'
+              % ('cannot be reset' if v2_peak_unresettable(slot_dir)
+                 else 'is reset or missing, or cgroup v1',
+                 'exact' if self.EXACT_PEAK else 'sampled (default)',
                  'one new slot cgroup per run' if per_run
                  else 'no cgroup made'))
+        slot_before = cgroup_identity(slot_dir)
         time.sleep(0.5)
         stat_before = self.pool_cgroup_stat(s) if per_run else None
         cg_before = proc_cgroups()
@@ -1231,6 +1396,12 @@ class PoolChurnTest(PoolTestCase):
             tracer.close()
         print('test_pool churn: %d runs in %.1f s' % (self.RUNS, elapsed))
         self.assertEqual(seen, seen_warm, 'namespaces changed during churn')
+        # without the tracepoints too: the slot's memory cgroup is the one
+        # it had (a cgroup made again under its name has another inode)
+        if not per_run:
+            self.assertEqual(cgroup_identity(slot_dir), slot_before,
+                             'the slot\'s memory cgroup %s was made again '
+                             'during the pooled runs' % slot_dir)
         foreign_mkdirs = {}
         if events is not None:
             mine = [e for e in events if s.cgroup_name in e]
@@ -1299,6 +1470,21 @@ class PoolChurnTest(PoolTestCase):
         s2 = self.show()
         self.assertEqual(s2.slots[0]['runs'], self.WARMUP + self.RUNS,
                          s2.text)
+
+
+class PoolExactPeakChurnTest(PoolChurnTest):
+    """v2-memory-peak = exact: on v2 5.19-6.11 exactly one new memory
+    cgroup per run (and the old one removed), nothing else; elsewhere the
+    setting changes nothing and no cgroup is made."""
+
+    RUNS = 100
+    EXACT_PEAK = True
+
+    # the same check with fewer runs, under its own name
+    test_500_runs_leave_kernel_state_unchanged = None
+
+    def test_100_runs_with_exact_v2_peak(self):
+        self.churn()
 
 
 # ---------------------------------------------------------------------------
@@ -1427,6 +1613,9 @@ class PoolDomjudgeConfigTest(PoolTestCase):
         }
 
     def test_same_meta_with_and_without_pool(self):
+        # v2 5.19-6.11: the pool samples memory.current by default, where a
+        # run without it reads the memory.peak of its new cgroup
+        sampled = v2_peak_unresettable(os.path.join(CGROOT, CGROUP_PARENT))
         for name, run in self.cases().items():
             with self.subTest(case=name):
                 plain, plain_out = run(name + '-plain')
@@ -1441,6 +1630,11 @@ class PoolDomjudgeConfigTest(PoolTestCase):
                 self.assertIn(pooled.i('pool-slot'), (0, 1), d)
                 for key in plain.keys:
                     if key in VARYING_KEYS:
+                        continue
+                    if key == 'memory-method' and sampled:
+                        self.assertEqual((plain.m[key], pooled.m[key]),
+                                         ('memory.peak',
+                                          'memory.current(sampled)'), d)
                         continue
                     self.assertEqual(pooled.m[key], plain.m[key],
                                      '%s differs\n%s' % (key, d))
@@ -1785,6 +1979,9 @@ class PoolConfigTest(PoolTestCase):
             'bad size': ('pool-size = many\n', r'pool-size|many'),
             'negative size': ('pool-size = -1\n', r'pool-size|-1'),
             'no value': ('pool-size\n', r'pool-size|runguard\.conf'),
+            'bad v2 memory peak': ('v2-memory-peak = precise\n',
+                                   r'v2-memory-peak `precise\' is not '
+                                   r'sampled or exact'),
         }
         for name, (text, what) in cases.items():
             with self.subTest(case=name):
@@ -1794,6 +1991,19 @@ class PoolConfigTest(PoolTestCase):
                 # the message names the file and the line (docs/pool.md)
                 self.assertIn(self.conf + ':2', r.stderr
                               + (r.meta_text or ''), r.describe())
+
+    def test_bad_v2_memory_peak_environment(self):
+        for i, v in enumerate(('', 'Sampled', 'yes')):
+            with self.subTest(value=v):
+                r = self.bare_run(env=self.env(RUNGUARD_V2_MEMORY_PEAK=v,
+                                               RUNGUARD_POOL_SIZE='1',
+                                               RUNGUARD_POOL_DIR=self.pool),
+                                  meta='meta-%d' % i)
+                self.assertFatal(r, r'RUNGUARD_V2_MEMORY_PEAK: '
+                                 r'v2-memory-peak `%s\' is not sampled or '
+                                 r'exact' % re.escape(v))
+        self.assertFalse(os.path.exists(os.path.join(self.pool,
+                                                     'pool.state')))
 
     def test_missing_config_file_named_by_environment(self):
         # docs/pool.md: $RUNGUARD_CONFIG, when set, must exist.

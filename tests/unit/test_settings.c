@@ -46,6 +46,7 @@ static int setup(void **state)
 	close(fd);
 	unsetenv("RUNGUARD_POOL_SIZE");
 	unsetenv("RUNGUARD_POOL_DIR");
+	unsetenv("RUNGUARD_V2_MEMORY_PEAK");
 	setenv("RUNGUARD_CONFIG", "/dev/null", 1);
 	return 0;
 }
@@ -81,6 +82,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.pool_size, 0);
 	assert_string_equal(s.pool_dir, "/run/runguard");
 	assert_true(s.favordynmods);
+	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
 }
 
 static void test_file(void **state)
@@ -91,11 +93,37 @@ static void test_file(void **state)
 	(void)state;
 	write_conf("# judgehost pool\n\n  pool-size = 32  \n"
 		   "pool-dir=/srv/pool # trailing comment\n"
-		   "v1-favordynmods = no\n");
+		   "v1-favordynmods = no\n"
+		   "v2-memory-peak = exact\n");
 	assert_int_equal(load(ARGV("true"), &s, &err), 0);
 	assert_int_equal(s.pool_size, 32);
 	assert_string_equal(s.pool_dir, "/srv/pool");
 	assert_false(s.favordynmods);
+	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_EXACT);
+	write_conf("v2-memory-peak = sampled\n");
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
+}
+
+static void test_v2_memory_peak_environment(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	write_conf("v2-memory-peak = sampled\n");
+	setenv("RUNGUARD_V2_MEMORY_PEAK", "exact", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_EXACT);
+	write_conf("v2-memory-peak = exact\n");
+	setenv("RUNGUARD_V2_MEMORY_PEAK", "sampled", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
+	setenv("RUNGUARD_V2_MEMORY_PEAK", "Exact", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), -1);
+	assert_non_null(strstr(err.message, "RUNGUARD_V2_MEMORY_PEAK"));
+	assert_non_null(strstr(err.message, "not sampled or exact"));
+	unsetenv("RUNGUARD_V2_MEMORY_PEAK");
 }
 
 static void test_precedence(void **state)
@@ -139,6 +167,10 @@ static void test_bad_file(void **state)
 	expect_conf_error("pool-size\n", "expected `key = value'");
 	expect_conf_error("pool-dir = relative\n", "absolute path");
 	expect_conf_error("v1-favordynmods = maybe\n", "not yes or no");
+	expect_conf_error("v2-memory-peak = yes\n",
+			  ":1: v2-memory-peak `yes' is not sampled or "
+			  "exact");
+	expect_conf_error("v2-memory-peak =\n", "not sampled or exact");
 }
 
 static void test_missing_files(void **state)
@@ -197,6 +229,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_precedence, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_v2_memory_peak_environment,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup,
 						teardown),

@@ -75,6 +75,8 @@ static void test_help_shape(void **state)
 	/* sudo strips RUNGUARD_POOL_*: the file is what works under DOMjudge */
 	assert_non_null(strstr(pos, "sudo strips the environment"));
 	assert_non_null(strstr(pos, "/etc/runguard.conf is the way"));
+	/* the one pool setting with a trade-off to choose */
+	assert_non_null(strstr(pos, "v2-memory-peak"));
 	free(c.text);
 }
 
