@@ -47,6 +47,7 @@ static int setup(void **state)
 	unsetenv("RUNGUARD_POOL_SIZE");
 	unsetenv("RUNGUARD_POOL_DIR");
 	unsetenv("RUNGUARD_V2_MEMORY_PEAK");
+	unsetenv("RUNGUARD_POOL_KEEPER");
 	setenv("RUNGUARD_CONFIG", "/dev/null", 1);
 	return 0;
 }
@@ -82,6 +83,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.pool_size, 0);
 	assert_string_equal(s.pool_dir, "/run/runguard");
 	assert_true(s.favordynmods);
+	assert_false(s.keeper);
 	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
 }
 
@@ -155,6 +157,30 @@ static void expect_conf_error(const char *text, const char *needle)
 	assert_int_equal(load(ARGV("true"), &s, &err), -1);
 	if (!strstr(err.message, needle))
 		fail_msg("`%s' not in `%s'", needle, err.message);
+}
+
+/* pool-keeper: option > RUNGUARD_POOL_KEEPER > file; only yes or no */
+static void test_keeper(void **state)
+{
+	struct rg_cli_settings s;
+	struct rg_error err;
+
+	(void)state;
+	write_conf("pool-keeper = yes\n");
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_true(s.keeper);
+	setenv("RUNGUARD_POOL_KEEPER", "no", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), 0);
+	assert_false(s.keeper);
+	assert_int_equal(load(ARGV("--pool-keeper=yes", "true"), &s, &err), 0);
+	assert_true(s.keeper);
+	assert_int_equal(load(ARGV("--pool-keeper=sure", "true"), &s, &err), -1);
+	assert_non_null(strstr(err.message, "--pool-keeper"));
+	setenv("RUNGUARD_POOL_KEEPER", "", 1);
+	assert_int_equal(load(ARGV("true"), &s, &err), -1);
+	assert_non_null(strstr(err.message, "RUNGUARD_POOL_KEEPER"));
+	unsetenv("RUNGUARD_POOL_KEEPER");
+	expect_conf_error("pool-keeper = maybe\n", "pool-keeper");
 }
 
 static void test_bad_file(void **state)
@@ -231,6 +257,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_memory_peak_environment,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_keeper, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup,
 						teardown),
