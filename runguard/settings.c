@@ -102,9 +102,11 @@ static int apply_line(struct rg_cli_settings *s, char *line,
 	if (!strcmp(key, "pool-dir"))
 		return set_pool_dir(s, value, where, err);
 	if (!strcmp(key, "pool-keeper"))
-		return set_yes_no(&s->keeper, value, where, err);
+		return set_yes_no(&s->keeper, value, where, err) ?
+			       rg_fail_context(err, "pool-keeper") : 0;
 	if (!strcmp(key, "v1-favordynmods"))
-		return set_yes_no(&s->favordynmods, value, where, err);
+		return set_yes_no(&s->favordynmods, value, where, err) ?
+			       rg_fail_context(err, "v1-favordynmods") : 0;
 	if (!strcmp(key, "v2-memory-peak"))
 		return set_v2_memory_peak(s, value, where, err);
 	return rg_fail(err, 0, "%s: unknown setting `%s'", where, key);
