@@ -659,7 +659,8 @@ static void resident_correct_stats(struct rg_slot *slot,
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;
-	if (st->memory_peak_valid)
+	/* a run that reached its limit reports the limit, as in a new cgroup */
+	if (st->memory_peak_valid && st->memory_peak < l->rec.memory_limit)
 		st->memory_peak = st->memory_peak > l->keeper_bytes ?
 					  st->memory_peak - l->keeper_bytes : 0;
 }
