@@ -26,8 +26,9 @@
  * results are kept in memory and printed at the end as JSON lines, one per
  * call, so that no output competes with the calls.
  *
- * A command of the contender "library" is not spawned: its ARGV, a pooled
- * runguard command line, is run in-process through librunguard
+ * A command of a library contender ("library", or a name that starts
+ * with "library-", such as "library-resident") is not spawned: its ARGV, a
+ * pooled runguard command line, is run in-process through librunguard
  * (driver_library.c), timed from just before rg_run() to the meta file
  * being closed.
  *
@@ -183,6 +184,13 @@ static void add_library_command(struct command *c)
 		die("library command: %s", why);
 }
 
+/* "library" and "library-*": run in-process, not spawned */
+static bool is_library_contender(const char *contender)
+{
+	return strcmp(contender, "library") == 0 ||
+	       strncmp(contender, "library-", strlen("library-")) == 0;
+}
+
 static void add_command(char **f, int n)
 {
 	struct command *c;
@@ -203,7 +211,7 @@ static void add_command(char **f, int n)
 		c->argv[i - 7] = f[i];
 	c->argv[n - 7] = NULL;
 	c->lib = NULL;
-	if (strcmp(c->contender, "library") == 0)
+	if (is_library_contender(c->contender))
 		add_library_command(c);
 }
 

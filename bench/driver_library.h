@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The library contender of bench/run: the pooled runguard command line,
+ * The library contenders of bench/run: a pooled runguard command line,
  * parsed once by the CLI's own parser, then run in-process with rg_run()
  * for every call, as a judge that links librunguard would run it.
  */

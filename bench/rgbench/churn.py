@@ -4,11 +4,13 @@
 Not timed, so Python runs runguard itself here.  Each run executes
 `trivial block`, which waits for EOF on a pipe held by the benchmark:
 while it waits, its namespaces are read from /proc.  During the K measured
-runs a private tracefs instance counts cgroup mkdir/rmdir and slab
-allocations of namespaces and mounts (tests/integration/cgtrace.py), and a
-thread watches the host's mount table.  Counts are of the whole machine
-("all") and of this benchmark's processes ("ours": the runguard processes
-and their programs, by thread group id; cgroups also by path)."""
+runs a private tracefs instance counts cgroup mkdir/rmdir, moves of tasks
+into cgroups (cgroup_attach_task) and slab allocations of namespaces and
+mounts (tests/integration/cgtrace.py), and a thread watches the host's
+mount table.  Counts are of the whole machine ("all") and of this
+benchmark's processes ("ours": the runguard processes, their programs and,
+in resident slots, the keeper that forked the program, by thread group
+id; cgroups also by path)."""
 
 import os
 import re
@@ -21,7 +23,7 @@ from cgtrace import KMEM_CACHES, CgroupTracer, kmem_object, parse_event
 from cgtrace import proc_cgroup_counts as proc_cgroups
 
 from .plan import meta_problem, parse_meta
-from .sandbox import POOL_DIR
+from .sandbox import POOL_OF, is_keeper
 
 NS_TYPES = ('ipc', 'net', 'uts', 'mnt', 'pid', 'cgroup')
 CGROOT = '/sys/fs/cgroup'
@@ -61,48 +63,64 @@ def host_namespaces():
     return seen
 
 
-def pool_namespaces():
-    """The pool's own namespaces (nsfs bind mounts ns/slot-K.ipc/net/uts),
-    as /proc/PID/ns links read."""
+def pool_namespaces(sb, contender):
+    """The namespaces of contender's pool, as /proc/PID/ns links read: its
+    nsfs bind mounts (ns/slot-K.ipc/net/uts/mnt) and those of its keepers
+    (each the PID 1 of its slot's own PID namespace)."""
     seen = set()
-    nsdir = os.path.join(POOL_DIR, 'ns')
+    if contender not in POOL_OF:
+        return seen
+    nsdir = os.path.join(sb.pool_dir(contender), 'ns')
     for name in os.listdir(nsdir) if os.path.isdir(nsdir) else ():
-        m = re.match(r'slot-[0-9]+\.(ipc|net|uts)$', name)
+        m = re.match(r'slot-[0-9]+\.(ipc|net|uts|mnt)$', name)
         if m:
             try:
                 ino = os.stat(os.path.join(nsdir, name)).st_ino
             except OSError:
                 continue
             seen.add('%s:[%d]' % (m.group(1), ino))
+    for pid in sb.keepers(POOL_OF[contender]):
+        for t in NS_TYPES:
+            try:
+                seen.add(os.readlink('/proc/%d/ns/%s' % (pid, t)))
+            except OSError:
+                pass
     return seen
 
 
-def find_program(parent, uid, timeout=5.0):
-    """pid of runguard's child once it runs `trivial` as the run user."""
+def find_program(parent, uid, keeper_cgroup=None, timeout=5.0):
+    """(pid, parent) of runguard's child once it runs `trivial` as the run
+    user; its parent is runguard, or in a resident slot the keeper of the
+    pool whose cgroup is keeper_cgroup.  (None, None) if not found."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         for name in os.listdir('/proc'):
-            if name.isdigit() and is_program(int(name), parent, uid):
-                return int(name)
+            if not name.isdigit():
+                continue
+            ppid = program_parent(int(name), uid)
+            if ppid is not None and (ppid == parent or (
+                    keeper_cgroup and is_keeper(ppid, keeper_cgroup))):
+                return int(name), ppid
         time.sleep(0.001)
-    return None
+    return None, None
 
 
-def is_program(pid, parent, uid):
+def program_parent(pid, uid):
+    """The parent of pid if pid runs `trivial` as uid, else None."""
     try:
         with open('/proc/%d/stat' % pid) as f:
             stat = f.read()
         comm = stat[stat.index('(') + 1:stat.rindex(')')]
         ppid = int(stat[stat.rindex(')') + 2:].split()[1])
-        if ppid != parent or comm != 'trivial':
-            return False
+        if comm != 'trivial':
+            return None
         with open('/proc/%d/status' % pid) as f:
             for line in f:
                 if line.startswith('Uid:'):
-                    return int(line.split()[1]) == uid
+                    return ppid if int(line.split()[1]) == uid else None
     except (OSError, ValueError):
         pass
-    return False
+    return None
 
 
 class MountWatcher(threading.Thread):
@@ -152,9 +170,11 @@ def one_run(sb, contender, worker=0):
         proc = subprocess.Popen(cmd.argv, stdin=r_fd, stdout=out, stderr=err,
                                 env=sb.env(), cwd=sb.workdir(worker))
     os.close(r_fd)
-    pid = ns = None
+    pid = parent = ns = None
+    keeper_cgroup = sb.pool_cgroup(contender) if contender in POOL_OF \
+        else None
     try:
-        pid = find_program(proc.pid, sb.uids[worker])
+        pid, parent = find_program(proc.pid, sb.uids[worker], keeper_cgroup)
         if pid:
             ns = namespaces_of(pid)
     finally:
@@ -169,7 +189,8 @@ def one_run(sb, contender, worker=0):
     if problem:
         with open(cmd.stderr, errors='replace') as f:
             problem += ': ' + f.read().strip()[:200]
-    return {'pids': {proc.pid, pid}, 'ns': ns, 'problem': problem}
+    # a keeper's fork of the program is the keeper's doing
+    return {'pids': {proc.pid, pid, parent}, 'ns': ns, 'problem': problem}
 
 
 def namespaces_of(pid):
@@ -191,8 +212,8 @@ def namespaces_of(pid):
 class Namespaces:
     """Namespaces seen so far (kept alive), and the new ones per type."""
 
-    def __init__(self):
-        self.seen = host_namespaces() | pool_namespaces()
+    def __init__(self, sb, contender):
+        self.seen = host_namespaces() | pool_namespaces(sb, contender)
         self.fds = []
         self.new = dict.fromkeys(NS_TYPES, 0)
 
@@ -215,7 +236,7 @@ class Namespaces:
 # ---- the scenario ----------------------------------------------------------
 
 def count_events(lines, ours, pool_cgroup):
-    """cgroup and kmem event counts, all and ours."""
+    """cgroup (mkdir, rmdir, attach) and kmem event counts, all and ours."""
     counts = {}
 
     def add(key, mine):
@@ -228,11 +249,12 @@ def count_events(lines, ours, pool_cgroup):
         if not ev:
             continue
         mine = (ev.tgid if ev.tgid is not None else ev.pid) in ours
-        if ev.event in ('cgroup_mkdir', 'cgroup_rmdir'):
+        if ev.event in ('cgroup_mkdir', 'cgroup_rmdir',
+                        'cgroup_attach_task'):
             m = run_path.search(ev.fields)
             mine = mine or bool(m and int(m.group(1)) in ours) or bool(
                 pool_cgroup and pool_cgroup in ev.fields)
-            add(ev.event[len('cgroup_'):], mine)
+            add(ev.event[len('cgroup_'):].replace('_task', ''), mine)
         elif ev.event == 'kmem_cache_alloc':
             add(kmem_object(ev), mine)
     return counts
@@ -248,7 +270,7 @@ def trace_summary(tracer, reason, lines, ours, pool_cgroup):
         return {'unavailable': why}, {'unavailable': why}
     counts = count_events(lines, ours, pool_cgroup)
     zero = {'all': 0, 'ours': 0}
-    cgroups = {k: counts.get(k, zero) for k in ('mkdir', 'rmdir')}
+    cgroups = {k: counts.get(k, zero) for k in ('mkdir', 'rmdir', 'attach')}
     if tracer.kmem_unavailable:
         kmem = {'unavailable': tracer.kmem_unavailable}
     else:
@@ -261,7 +283,7 @@ def delta(before, after):
 
 
 def run_churn(sb, contender, runs, warmup, settle=2.0):
-    namespaces = Namespaces()
+    namespaces = Namespaces(sb, contender)
     try:
         return churn(sb, contender, runs, warmup, settle, namespaces)
     finally:
@@ -279,7 +301,7 @@ def churn(sb, contender, runs, warmup, settle, namespaces):
     mnt_before = mountinfo_lines()
     watcher = MountWatcher()
     watcher.start()
-    tracer = CgroupTracer(kmem=True, name='rgbench')
+    tracer = CgroupTracer(kmem=True, name='rgbench', attach=True)
     reason = tracer.start()
     try:
         ours = set()
@@ -294,7 +316,8 @@ def churn(sb, contender, runs, warmup, settle, namespaces):
             namespaces.add(res['ns'], count=True)
         lines = tracer.stop() if not reason else []
         cgroups, kmem = trace_summary(tracer, reason, lines, ours,
-                                      sb.pool_cgroup)
+                                      sb.pool_cgroup(contender)
+                                      if contender in POOL_OF else None)
     finally:
         tracer.close()
         mount_events = watcher.stop()

@@ -6,7 +6,8 @@ import os
 from . import CONTENDERS
 
 COLORS = {'floor': '#7f7f7f', 'per-run': '#d62728', 'pooled': '#1f77b4',
-          'library': '#2ca02c'}
+          'resident': '#9467bd', 'library': '#2ca02c',
+          'library-resident': '#ff7f0e'}
 
 
 def pyplot():
@@ -54,7 +55,7 @@ def plot_spaced(plt, scenario, path):
 
 def plot_backtoback(plt, scenarios, path):
     names = [n for n in ('backtoback-1', 'backtoback-2') if n in scenarios]
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 4.6))
     width = 0.8 / len(CONTENDERS)
     for k, c in enumerate(CONTENDERS):
         med, lo, hi = [], [], []
@@ -67,7 +68,7 @@ def plot_backtoback(plt, scenarios, path):
               for i in range(len(names))]
         bars = ax.bar(xs, med, width, yerr=[lo, hi], capsize=3, label=c,
                       color=COLORS[c])
-        ax.bar_label(bars, fmt='%.0f', fontsize=8, padding=2)
+        ax.bar_label(bars, fmt='%.0f', fontsize=7, padding=2)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names)
     ax.set_yscale('log')
@@ -88,7 +89,7 @@ def fidelity_diffs_ms(scenario, contender, clock):
 
 def plot_fidelity(plt, scenarios, path):
     names = [n for n in ('fidelity-cpu', 'fidelity-sleep') if n in scenarios]
-    fig, axes = plt.subplots(len(names), 2, figsize=(10, 3.6 * len(names)),
+    fig, axes = plt.subplots(len(names), 2, figsize=(13, 3.8 * len(names)),
                              squeeze=False)
     for row, n in enumerate(names):
         for col, clock in enumerate(('wall', 'cpu')):
@@ -97,6 +98,7 @@ def plot_fidelity(plt, scenarios, path):
                     for c in CONTENDERS]
             ax.boxplot([d or [0] for d in data], labels=CONTENDERS,
                        showfliers=True)
+            ax.tick_params(axis='x', labelsize=8)
             ax.axhline(0, color='black', linewidth=0.6)
             ax.set_title('%s: %s time' % (n, clock))
             ax.set_ylabel('reported - actual (ms)')

@@ -80,8 +80,13 @@ def header(results):
         'wait4); per-run = runguard --pool-size 0;',
         '            pooled = runguard --pool-size %d --pool-dir %s; '
         'DOMjudge test-case run options' % (p['pool_size'], p['pool_dir']),
+        '            resident = the pooled command line with '
+        '--pool-keeper=yes, --pool-dir %s' % p.get('resident_pool_dir', '?'),
+        '                       (a keeper per slot forks the runs)',
         '            library = the pooled command line run in-process '
-        '(rg_run() in the driver\'s threads)',
+        '(rg_run() in the driver\'s threads);',
+        '            library-resident = the resident command line run '
+        'in-process',
         '',
     ]
 
@@ -90,56 +95,63 @@ def failed_col(s):
     return '%d' % s['failed'] if 'failed' in s else '-'
 
 
-def ratios_line(result, what):
+def ratios_lines(result, what):
     r = result['ratios']
-    return ('ratios (%s): pooled/floor %s  pooled/per-run %s  '
-            'per-run/floor %s  library/floor %s'
-            % (what, fmt(r['pooled/floor']), fmt(r['pooled/per-run']),
-               fmt(r['per-run/floor']), fmt(r.get('library/floor'))))
+    items = ['%s %s' % (k, fmt(v)) for k, v in r.items()]
+    lines = ['ratios (%s):' % what]
+    for i in range(0, len(items), 4):
+        lines.append('  ' + '  '.join(items[i:i + 4]))
+    return lines
 
 
 def text_backtoback(name, result):
     lines = ['== %s: %s' % (name, result['description']),
-             '%-9s %9s %9s %9s | %-24s | %7s %6s'
+             '%-16s %9s %9s %9s | %-24s | %7s %6s'
              % ('contender', 'runs/s', 'min', 'max',
                 'call ms: median p90 p99', 'calls', 'failed')]
     for c in CONTENDERS:
         s = result['contenders'][c]
         rps, d = s['runs_per_s'], s['duration_ms']
-        lines.append('%-9s %9s %9s %9s | %7s %7s %8s | %7d %6s'
+        lines.append('%-16s %9s %9s %9s | %7s %7s %8s | %7d %6s'
                      % (c, fmt(rps['median'], '%.1f'), fmt(rps['min'], '%.1f'),
                         fmt(rps['max'], '%.1f'), fmt(d['median']),
                         fmt(d['p90']), fmt(d['p99']), s['n'], failed_col(s)))
-    lines.append(ratios_line(result, 'median runs/s'))
+    lines += ratios_lines(result, 'median runs/s')
     return lines
 
 
 def text_spaced(name, result):
     lines = ['== %s: %s' % (name, result['description']),
-             '%-9s %6s | %8s %8s %8s | %-22s | %6s'
+             '%-16s %6s | %8s %8s %8s | %-22s | %6s'
              % ('contender', 'n', 'median', 'p90', 'p99',
                 'overhead: median p99', 'failed')]
     for c in CONTENDERS:
         s = result['contenders'][c]
         d, o = s['duration_ms'], s.get('overhead_ms')
-        lines.append('%-9s %6d | %8s %8s %8s | %10s %10s | %6s'
+        lines.append('%-16s %6d | %8s %8s %8s | %10s %10s | %6s'
                      % (c, s['n'], fmt(d['median']), fmt(d['p90']),
                         fmt(d['p99']), fmt(o and o['median']),
                         fmt(o and o['p99']), failed_col(s)))
-    lines.append(ratios_line(result, 'median duration'))
+    lines += ratios_lines(result, 'median duration')
+    items = ['%s %s / %s' % (c, fmt(o['median']), fmt(o['p99']))
+             for c in CONTENDERS
+             for o in [result['contenders'][c].get('overhead_ms')] if o]
+    lines.append('overhead over floor, paired by round (ms, median / p99):')
+    for i in range(0, len(items), 3):
+        lines.append('  ' + '  '.join(items[i:i + 3]))
     return lines
 
 
 def text_fidelity(name, result):
     lines = ['== %s: %s' % (name, result['description']),
-             '%-9s %-5s %5s | %-19s | %-19s | %9s | %6s'
+             '%-16s %-5s %5s | %-19s | %-19s | %9s | %6s'
              % ('contender', 'clock', 'n', 'diff: median   p99',
                 '|diff|: median  p99', 'actual', 'failed')]
     for c in CONTENDERS:
         s = result['contenders'][c]
         for clock in ('wall', 'cpu'):
             diff, ad = s[clock]['diff_ms'], s[clock]['absdiff_ms']
-            lines.append('%-9s %-5s %5d | %9s %9s | %9s %9s | %9s | %6s'
+            lines.append('%-16s %-5s %5d | %9s %9s | %9s %9s | %9s | %6s'
                          % (c, clock, s['n'], fmt(diff['median']),
                             fmt(diff['p99']), fmt(ad['median']),
                             fmt(ad['p99']),
@@ -186,6 +198,7 @@ def failure_lines(results):
             for problem in s.get('failures', []):
                 lines.append('  %s %s: %s' % (name, c, problem))
     lines += ['cleanup: %s' % p for p in results.get('cleanup_problems', [])]
+    lines += ['cleanup note: %s' % p for p in results.get('cleanup_notes', [])]
     return lines
 
 

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """What the contenders run in: run users, a chroot below the build's
-CHROOT_PREFIX, work directories, the benchmark's pool, and the command
-lines (DOMjudge's test-case run).  Everything made here is removed by
-cleanup(), except the run users (left for later runs, as the tests do)."""
+CHROOT_PREFIX, work directories, the benchmark's two pools (plain and
+resident: a keeper per slot), and the command lines (DOMjudge's test-case
+run).  Everything made here is removed by cleanup(), except the run users
+(left for later runs, as the tests do)."""
 
 import collections
 import fcntl
@@ -17,6 +18,15 @@ from rgtest import ensure_account  # tests/integration, on sys.path
 from . import BenchError
 
 POOL_DIR = '/run/runguard-bench'
+RESIDENT_POOL_DIR = '/run/runguard-bench-resident'
+# The benchmark's pools: directory and the options that choose keepers.
+# "pooled" is plain; "resident" has a keeper per slot (--pool-keeper=yes).
+POOLS = {'pooled': (POOL_DIR, ()),
+         'resident': (RESIDENT_POOL_DIR, ('--pool-keeper=yes',))}
+# the pool of each pooled contender
+POOL_OF = {'pooled': 'pooled', 'library': 'pooled',
+           'resident': 'resident', 'library-resident': 'resident'}
+KEEPER_COMM = 'runguard-keeper'
 LOCK_FILE = '/run/runguard-bench.lock'
 PROGRAMS = ('trivial', 'cpu100', 'sleep100')
 CALLER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
@@ -44,6 +54,18 @@ def ensure_user(user, group):
     return ensure_account(user, group)[0]
 
 
+def is_keeper(pid, cgroup):
+    """Whether pid is a keeper of the pool whose cgroup name is cgroup."""
+    try:
+        with open('/proc/%d/comm' % pid) as f:
+            if f.read().strip() != KEEPER_COMM:
+                return False
+        with open('/proc/%d/cgroup' % pid) as f:
+            return '/%s/' % cgroup in f.read()
+    except OSError:
+        return False
+
+
 class Sandbox:
     def __init__(self, source, build, pool_size, workers):
         self.source = source
@@ -66,8 +88,9 @@ class Sandbox:
         self.users = ['%s-%d' % (self.runuser, w) for w in range(workers)]
         self.uids = []
         self.lock_fd = None
-        self.pool_made = False
-        self.pool_cgroup = None
+        self.pools_made = set()
+        self.cleanup_notes = []     # what clean-up found but not a failure
+        self.pool_cgroups = {}      # pool: its cgroup name (--pool-show)
 
     def check_binaries(self):
         for path in [self.runguard, self.driver] + [
@@ -83,14 +106,97 @@ class Sandbox:
         self.lock()
         self.uids = [ensure_user(u, self.rungroup) for u in self.users]
         self.make_tree()
-        self.destroy_stale_pool()
-        out = self.pool('--pool-size', str(self.pool_size), '--pool-create')
-        self.pool_made = True
+        for pool in POOLS:
+            self.create_pool(pool)
+        for pool in POOLS:
+            self.warm_up(pool)
+
+    def create_pool(self, pool):
+        self.destroy_stale_pool(pool)
+        out = self.pool(pool, '--pool-size', str(self.pool_size),
+                        '--pool-create')
+        self.pools_made.add(pool)
         if out.returncode:
-            raise BenchError('cannot create the pool: %s' % out.stderr)
-        show = self.pool('--pool-show')
-        m = re.search(r'cgroups (\S+)', show.stdout)
-        self.pool_cgroup = m.group(1) if m else None
+            raise BenchError('cannot create the pool %s: %s'
+                             % (POOLS[pool][0], out.stderr))
+        show = self.pool(pool, '--pool-show')
+        m = re.search(r'cgroups ([^\s,]+)', show.stdout)
+        self.pool_cgroups[pool] = m.group(1) if m else None
+
+    def warm_up(self, pool, timeout=10.0):
+        """Every slot of pool used once before anything is timed: its
+        limits written and, with keepers, its keeper started (--pool-create
+        starts none; a slot's first run does).  As many runs of `trivial
+        block` as there are slots, all at once, so each holds its own slot
+        until all are running."""
+        runs, pipes = [], []
+        try:
+            for k in range(self.pool_size):
+                w = k % self.workers
+                name = 'warmup-%s-%d' % (pool, k)
+                wd = self.workdir(w)
+                argv = self.runguard_argv(pool, w, 'trivial', ['block'],
+                                          name=name)
+                r_fd, w_fd = os.pipe()
+                pipes.append(w_fd)
+                with open(os.path.join(wd, name + '.out'), 'wb') as out, \
+                        open(os.path.join(wd, name + '.err'), 'wb') as err:
+                    runs.append((os.path.join(wd, name), subprocess.Popen(
+                        argv, stdin=r_fd, stdout=out, stderr=err,
+                        env=self.env(), cwd=wd)))
+                os.close(r_fd)
+            end = time.monotonic() + timeout
+            while self.programs_running() < self.pool_size and \
+                    time.monotonic() < end and \
+                    all(p.poll() is None for _, p in runs):
+                time.sleep(0.01)
+        finally:
+            for fd in pipes:
+                os.close(fd)
+            for _, p in runs:
+                p.wait(timeout=30)
+        problems = []
+        for base, p in runs:
+            with open(base + '.meta', errors='replace') as f:
+                meta = f.read()
+            with open(base + '.err', errors='replace') as f:
+                err = f.read().strip()
+            if p.returncode or 'internal-error' in meta:
+                problems.append('exit %d, meta %r, stderr %r'
+                                % (p.returncode, meta.strip(), err[:300]))
+        if problems:
+            raise BenchError('warm-up of the pool %s failed: %s'
+                             % (POOLS[pool][0], '; '.join(problems)))
+        if pool == 'resident' and len(self.keepers(pool)) < self.pool_size:
+            raise BenchError('after the warm-up the pool %s has %d keepers,'
+                             ' not %d' % (POOLS[pool][0],
+                                          len(self.keepers(pool)),
+                                          self.pool_size))
+
+    def programs_running(self):
+        """How many `trivial` processes of the run users there are."""
+        n = 0
+        for name in os.listdir('/proc'):
+            if not name.isdigit():
+                continue
+            try:
+                with open('/proc/%s/comm' % name) as f:
+                    if f.read().strip() != 'trivial':
+                        continue
+                if os.stat('/proc/' + name).st_uid in self.uids:
+                    n += 1
+            except OSError:
+                pass
+        return n
+
+    def keepers(self, pool):
+        """pids of the keepers of pool (by their cgroup)."""
+        cgroup = self.pool_cgroups.get(pool)
+        found = []
+        for name in os.listdir('/proc') if cgroup else ():
+            if name.isdigit() and is_keeper(int(name), cgroup):
+                found.append(int(name))
+        return found
 
     def lock(self):
         """One bench/run at a time: they would share the pool directory."""
@@ -117,17 +223,18 @@ class Sandbox:
         # isolate from /etc/runguard.conf: the options say everything
         open(self.config, 'w').close()
 
-    def destroy_stale_pool(self):
+    def destroy_stale_pool(self, pool):
         """A pool left by a killed bench/run (we hold the lock)."""
-        if os.path.exists(POOL_DIR):
-            self.pool('--pool-destroy=force')
+        if os.path.exists(POOLS[pool][0]):
+            self.pool(pool, '--pool-destroy=force')
 
     def cleanup(self):
         """Undo setup(); safe after a partial setup and after Ctrl-C."""
         problems = []
         self.wait_runs_gone()
-        if self.pool_made:
-            problems += self.destroy_pool()
+        for pool in POOLS:
+            if pool in self.pools_made:
+                problems += self.destroy_pool(pool)
         shutil.rmtree(self.base, ignore_errors=True)
         try:
             os.rmdir(os.path.dirname(self.base))
@@ -158,27 +265,63 @@ class Sandbox:
         while self.our_runguards() and time.monotonic() < end:
             time.sleep(0.1)
 
-    def destroy_pool(self):
+    def destroy_pool(self, pool):
+        """Destroy pool; return problems (also keepers that outlive it)."""
+        problems = self.destroy_pool_dir(pool)
+        if pool not in self.pools_made:
+            end = time.monotonic() + 5
+            while self.keepers(pool) and time.monotonic() < end:
+                time.sleep(0.1)
+            left = self.keepers(pool)
+            if left:
+                problems.append('keepers of the pool %s left after its '
+                                'destruction: pids %s' % (POOLS[pool][0],
+                                                          left))
+            self.remove_keeper_sockets(pool)
+        return problems
+
+    def remove_keeper_sockets(self, pool):
+        """--pool-destroy leaves the keepers' sockets (slot-K.sock), and so
+        the directory: noted in the results, then removed here."""
+        directory = POOLS[pool][0]
+        try:
+            left = sorted(os.listdir(directory))
+        except FileNotFoundError:
+            return
+        socks = [n for n in left if re.match(r'slot-[0-9]+\.sock$', n)]
+        self.cleanup_notes.append(
+            '%s still holds %s after --pool-destroy%s'
+            % (directory, ', '.join(left) or 'nothing',
+               '; bench/run removed the sockets' if socks else ''))
+        for n in socks:
+            os.unlink(os.path.join(directory, n))
+        if socks == left:
+            os.rmdir(directory)
+
+    def destroy_pool_dir(self, pool):
         end = time.monotonic() + 5
         while True:
-            out = self.pool('--pool-destroy')
+            out = self.pool(pool, '--pool-destroy')
             if out.returncode == 0:
-                self.pool_made = False
+                self.pools_made.discard(pool)
                 return []
             if time.monotonic() > end:
                 break
             time.sleep(0.2)
-        force = self.pool('--pool-destroy=force')
-        self.pool_made = force.returncode != 0
-        msg = 'pool destroy refused (%s); destroyed with force' % \
-            out.stderr.strip()
+        force = self.pool(pool, '--pool-destroy=force')
+        if force.returncode == 0:
+            self.pools_made.discard(pool)
+        msg = 'pool %s: destroy refused (%s); destroyed with force' % (
+            POOLS[pool][0], out.stderr.strip())
         if force.returncode:
-            msg = 'cannot destroy the pool %s: %s' % (POOL_DIR, force.stderr)
+            msg = 'cannot destroy the pool %s: %s' % (POOLS[pool][0],
+                                                      force.stderr)
         return [msg]
 
-    def pool(self, *args):
-        return subprocess.run([self.runguard, '--pool-dir', POOL_DIR]
-                              + list(args), env=self.env(),
+    def pool(self, pool, *args):
+        directory, options = POOLS[pool]
+        return subprocess.run([self.runguard, '--pool-dir', directory]
+                              + list(options) + list(args), env=self.env(),
                               capture_output=True, text=True)
 
     # ---- commands --------------------------------------------------------
@@ -198,19 +341,29 @@ class Sandbox:
     def pool_args(self, contender):
         if contender == 'per-run':
             return ['--pool-size', '0']
-        return ['--pool-size', str(self.pool_size), '--pool-dir', POOL_DIR]
+        directory, options = POOLS[POOL_OF[contender]]
+        return ['--pool-size', str(self.pool_size), '--pool-dir',
+                directory] + list(options)
 
-    def runguard_argv(self, contender, worker, program, args):
+    def pool_dir(self, contender):
+        return POOLS[POOL_OF[contender]][0]
+
+    def pool_cgroup(self, contender):
+        return self.pool_cgroups.get(POOL_OF[contender])
+
+    def runguard_argv(self, contender, worker, program, args, name=None):
         """The judgedaemon's test-case run, verbatim but for the pool
-        options, the program and the file names."""
+        options, the program and the file names (NAME.program.err and
+        NAME.meta in the worker's directory; NAME: the contender)."""
         wd = self.workdir(worker)
+        name = name or contender
         return ([self.runguard] + self.pool_args(contender) + [
             '-r', self.root, '--nproc=64', '--no-core', '--streamsize=8192',
             '--user=' + self.users[worker], '--group=' + self.rungroup,
             '--walltime=2:3', '--cputime=1:1.5', '--memsize=262144',
             '--filesize=8192',
-            '--stderr=' + os.path.join(wd, contender + '.program.err'),
-            '--outmeta=' + os.path.join(wd, contender + '.meta'),
+            '--stderr=' + os.path.join(wd, name + '.program.err'),
+            '--outmeta=' + os.path.join(wd, name + '.meta'),
             '--', '/bin/' + program] + list(args))
 
     def command(self, contender, worker, program, args=(), self_line=False):

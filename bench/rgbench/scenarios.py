@@ -40,14 +40,16 @@ def ms(values_ns):
     return [v / NS_PER_MS for v in values_ns]
 
 
+# (numerator, denominator) of the ratios reported, in this order
+RATIOS = (('pooled', 'floor'), ('pooled', 'per-run'), ('per-run', 'floor'),
+          ('library', 'floor'), ('resident', 'floor'),
+          ('resident', 'pooled'), ('library-resident', 'floor'),
+          ('library-resident', 'library'))
+
+
 def ratios(med):
     """The contenders' medians against each other."""
-    return {
-        'pooled/floor': ratio(med['pooled'], med['floor']),
-        'pooled/per-run': ratio(med['pooled'], med['per-run']),
-        'per-run/floor': ratio(med['per-run'], med['floor']),
-        'library/floor': ratio(med['library'], med['floor']),
-    }
+    return {'%s/%s' % (a, b): ratio(med[a], med[b]) for a, b in RATIOS}
 
 
 def sample_table(columns, rows):
