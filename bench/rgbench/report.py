@@ -197,6 +197,14 @@ def failure_lines(results):
         for c, s in result['contenders'].items():
             for problem in s.get('failures', []):
                 lines.append('  %s %s: %s' % (name, c, problem))
+            for call in s.get('failed_calls', []):
+                lines.append('    round %s worker %s at %.3f s, %.1f ms: '
+                             'meta %s' % (
+                                 call['round'], call['worker'],
+                                 call['start_ns'] / 1e9,
+                                 call['dur_ns'] / 1e6,
+                                 ', '.join('%s=%s' % kv for kv in
+                                           (call['meta'] or {}).items())))
     lines += ['cleanup: %s' % p for p in results.get('cleanup_problems', [])]
     lines += ['cleanup note: %s' % p for p in results.get('cleanup_notes', [])]
     return lines

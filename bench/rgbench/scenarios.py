@@ -29,11 +29,17 @@ def by_contender(records):
 
 
 def failure_info(failed):
+    """The distinct problems, and the first failed calls in full: when,
+    how long, the meta file and runguard's stderr."""
     problems = []
     for r in failed:
         if r['problem'] not in problems:
             problems.append(r['problem'])
-    return {'failed': len(failed), 'failures': problems[:5]}
+    calls = [{k: r.get(k) for k in ('round', 'worker', 'start_ns', 'dur_ns',
+                                    'exit', 'signal', 'meta', 'stderr')}
+             for r in failed[:5]]
+    return {'failed': len(failed), 'failures': problems[:5],
+            'failed_calls': calls}
 
 
 def ms(values_ns):
