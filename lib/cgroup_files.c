@@ -186,15 +186,16 @@ bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
 {
 	uint64_t pages;
 
-	if (usage <= resident_bytes)
-		return false;
-	if (usage - resident_bytes > RECLAIM_KERNEL_MIN)
-		return true;
 	if (resident_bytes)
-		return rg_cg_sum_keys(memory_stat_fd, file_keys,
+		return usage > resident_bytes + RECLAIM_KERNEL_MIN ||
+		       rg_cg_sum_keys(memory_stat_fd, file_keys,
 				      sizeof(file_keys) / sizeof(*file_keys),
 				      &pages) < 0 ||
 		       pages > 0;
+	if (usage == 0)
+		return false;
+	if (usage > RECLAIM_KERNEL_MIN)
+		return true;
 	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
 			      sizeof(lru_keys) / sizeof(*lru_keys), &pages) < 0 ||
 	       pages > 0;

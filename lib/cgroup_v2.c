@@ -631,7 +631,9 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage,
 				   base->resident_bytes)) {
 		/* a keeper's pages cannot go: asking for them is slower */
-		if (v2_reclaim(cg, usage - base->resident_bytes, err) < 0)
+		if (v2_reclaim(cg, usage > base->resident_bytes ?
+					   usage - base->resident_bytes : usage,
+			       err) < 0)
 			return rg_fail_context(err, "cgroup v2 %s",
 					       base->label);
 		base->unreclaimable =

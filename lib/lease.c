@@ -646,10 +646,11 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 }
 
 /*
- * The keeper's own CPU time and memory count in the slot's cgroup: not
- * the run's. What the fork of the run's child charges (its page tables,
- * its kernel stack) is the run's, as in a fresh cgroup the child is born
- * in (v2's CLONE_INTO_CGROUP).
+ * The keeper's own CPU time counts in the slot's cgroup: not the run's
+ * (the keeper measures it exactly). Its memory is left in: no count of
+ * what it keeps charged is exact (its pages were charged partly before it
+ * joined the slot, and the cgroup's usage also holds what a reset left),
+ * and a peak must never read below what the program used. docs/pool.md.
  */
 static void resident_correct_stats(struct rg_slot *slot,
 				   struct rg_cgroup_stats *st)
@@ -659,10 +660,6 @@ static void resident_correct_stats(struct rg_slot *slot,
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;
-	/* a run that reached its limit reports the limit, as in a new cgroup */
-	if (st->memory_peak_valid && st->memory_peak < l->rec.memory_limit)
-		st->memory_peak = st->memory_peak > l->keeper_bytes ?
-					  st->memory_peak - l->keeper_bytes : 0;
 }
 
 static const struct rg_slot_ops resident_slot_ops = {

@@ -779,19 +779,22 @@ static int destroy_slot(int dir_fd, const char *ns_dir,
 			struct rg_error *err)
 {
 	struct rg_cgroup *cg = NULL;
-	char name[24], lock[32];
+	char name[24], file[32];
 	bool created;
 	int rc = 0;
 
 	rg_pool_slot_name(index, name, sizeof(name));
+	/* the keeper dies with the cgroup's tasks */
 	if (rg_pool_open_slot_cgroup(h, name, &cg, &created, err) < 0 ||
 	    rg_cgroup_destroy(cg, err) < 0)
 		rc = rg_fail_context(err, "removing slot %u's cgroup", index);
 	if (rg_ns_remove(ns_dir, name, err) < 0)
 		rc = rg_fail_context(err, "removing slot %u's namespaces",
 				     index);
-	snprintf(lock, sizeof(lock), "%s.lock", name);
-	unlinkat(dir_fd, lock, 0);
+	snprintf(file, sizeof(file), "%s.lock", name);
+	unlinkat(dir_fd, file, 0);
+	snprintf(file, sizeof(file), "%s.sock", name);
+	unlinkat(dir_fd, file, 0);
 	return rc;
 }
 

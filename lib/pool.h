@@ -78,7 +78,7 @@ struct rg_pool_lease {
 	struct slot_record rec;
 	int keeper_conn;       /* resident slots: our keeper, or -1 */
 	pid_t keeper_pid;      /* and its pid */
-	uint64_t keeper_bytes; /* its own charge in the slot's memory cgroup */
+	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
 };

@@ -76,10 +76,19 @@ static void start_reading(int fd, off_t size)
 			return;
 }
 
-/* Page cache pages go to /dev/null by reference: nothing is copied. */
+/*
+ * Page cache pages go to /dev/null by reference: nothing is copied. The
+ * file was opened O_NONBLOCK (in case it is no longer a regular file);
+ * on a regular file that would make the read fail with EAGAIN wherever
+ * it has to wait for the disk.
+ */
 static bool read_now(int fd, off_t size, int null_fd)
 {
+	int flags = fcntl(fd, F_GETFL);
 	off_t off = 0;
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+		return false;
 
 	while (off < size) {
 		ssize_t n = sendfile(null_fd, fd, &off, (size_t)(size - off));

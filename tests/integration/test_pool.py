@@ -560,7 +560,7 @@ class PoolTestCase(RGTestCase):
         if os.path.isdir(pool):
             for name in os.listdir(pool):
                 if (name in ('pool.lock', 'pool.state', 'ns')
-                        or re.fullmatch(r'slot-[0-9]+\.lock', name)):
+                        or re.fullmatch(r'slot-[0-9]+\.(lock|sock)', name)):
                     left.append(name)
         self.assertEqual(left, [], 'pool files left in %s' % pool)
 
