@@ -275,7 +275,8 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 
 	if (rg_cgroup_memory_usage(l->slot.cgroup, &usage, err) < 0)
 		return -1;
-	if (usage <= RECYCLE_ABOVE_BYTES &&
+	/* a keeper's own pages are no run's (more under a sanitizer) */
+	if (usage <= RECYCLE_ABOVE_BYTES + l->keeper_bytes &&
 	    !rg_cgroup_needs_recycle(l->slot.cgroup))
 		return 0;
 	return drop_cgroup(l, err);
