@@ -32,6 +32,7 @@ class BootResult:
         self.qemu_rc = None
         self.features = {}
         self.console_tail = []
+        self.oops = None        # the guest kernel's first "Oops:" line
         self.elapsed = 0.0
 
     def describe(self):
@@ -138,6 +139,8 @@ def boot(kernel, initrd, cmdline, nonce, smp, memory_mib, timeout, accel,
                     # Strip the firmware's terminal escapes.
                     line = re.sub(r'\x1b\[[0-9;?]*[a-zA-Z]|\x1bc', '', line)
                     res.console_tail = (res.console_tail + [line])[-40:]
+                    if res.oops is None and 'Oops: ' in line:
+                        res.oops = line
                     m = result_re.search(line)
                     if m:
                         res.rc = int(m.group(1))

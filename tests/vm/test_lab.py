@@ -75,6 +75,10 @@ case "$FAKE_MODE" in
 result) echo "RUNGUARD-LAB-RESULT $FAKE_NONCE rc=7" ;;
 forged) echo "RUNGUARD-LAB-RESULT 000000000000 rc=0" ;;
 hang) exec sleep 600 ;;
+int3) echo "[    3.2] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"
+      echo "[    3.3] Kernel panic - not syncing: Fatal exception" ;;
+bug) echo "[    9.1] Oops: general protection fault: 0000 [#1] SMP"
+     echo "[    9.2] Oops: int3: 0000 [#2] SMP" ;;
 esac
 '''
 
@@ -120,6 +124,23 @@ class BootTest(unittest.TestCase):
         self.assertIsNone(res.rc)
         self.assertLess(res.elapsed, 30)
         self.assertIn('hung', res.describe())
+
+    def test_int3_oops_is_the_emulators_other_oopses_are_not(self):
+        """Only a guest that died first of an int3 is booted again."""
+        res, _ = self.boot('int3')
+        res.accel = 'tcg'
+        self.assertIn('Oops: int3', res.oops)
+        self.assertTrue(lab.emulator_fault(res))
+        res.accel = 'kvm'
+        self.assertFalse(lab.emulator_fault(res))
+        res, _ = self.boot('bug')
+        res.accel = 'tcg'
+        self.assertIn('general protection', res.oops)
+        self.assertFalse(lab.emulator_fault(res))
+        res, _ = self.boot('result')
+        res.accel = 'tcg'
+        self.assertIsNone(res.oops)
+        self.assertFalse(lab.emulator_fault(res))
 
 
 class ResultsTest(unittest.TestCase):
