@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -74,6 +75,7 @@ enum v1_file {
 	F_FAILCNT,	   /* memory.failcnt */
 	F_MEMSW_FAILCNT,   /* memory.memsw.failcnt */
 	F_MEM_USAGE,	   /* memory.usage_in_bytes */
+	F_KMEM_USAGE,	   /* memory.kmem.usage_in_bytes, -1 if none */
 	F_FORCE_EMPTY,	   /* memory.force_empty */
 	F_OOM,		   /* memory.oom_control */
 	F_MEMSTAT,	   /* memory.stat: pgmajfault */
@@ -375,6 +377,9 @@ static const struct v1_file_spec v1_files[V1_NR_FILES] = {
 			      true },
 	[F_MEM_USAGE] = { V1_MEMORY, "memory.usage_in_bytes", O_RDONLY,
 			  false },
+	/* missing where kernel memory is not accounted apart */
+	[F_KMEM_USAGE] = { V1_MEMORY, "memory.kmem.usage_in_bytes", O_RDONLY,
+			   true },
 	[F_FORCE_EMPTY] = { V1_MEMORY, "memory.force_empty", O_WRONLY, false },
 	[F_OOM] = { V1_MEMORY, "memory.oom_control", O_RDONLY, false },
 	[F_MEMSTAT] = { V1_MEMORY, "memory.stat", O_RDONLY, false },
@@ -694,20 +699,81 @@ static const enum v1_file v1_zeroed[] = {
 	F_FAILCNT, F_MEMSW_FAILCNT, F_MAX_USAGE, F_MEMSW_MAX_USAGE, F_USAGE,
 };
 
+/*
+ * memory.stat shows a small change up to 2 s late (the kernel folds
+ * per-CPU deltas in past a threshold or every 2 s): a 100 KiB file left on
+ * a tmpfs could go unseen by it. The page counters are exact, but usage
+ * minus kmem also holds the per-CPU charge stock: kernel memory freed after
+ * the run is kept there, charged (50-60 KiB after a trivial run). Hence:
+ * before the reclaim, user pages beyond a slack for the stock make it
+ * worth one; after it (force_empty drains the stock first, then its slab
+ * shrinking frees kernel memory into the stock again), usage above the
+ * kernel memory charged before the reclaim is pages it could not free.
+ */
+#define USER_SLACK_BEFORE_RECLAIM (64u << 10)
+#define USER_SLACK_AFTER_RECLAIM (16u << 10)
+
+static bool v1_kmem(struct rg_cgroup_v1 *cg, uint64_t *kmem)
+{
+	return cg->fd[F_KMEM_USAGE] >= 0 &&
+	       rg_cg_read_u64(cg->fd[F_KMEM_USAGE], kmem) == 0;
+}
+
+static bool v1_worth_reclaiming(struct rg_cgroup_v1 *cg, uint64_t usage)
+{
+	uint64_t kmem;
+
+	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage,
+				   cg->base.resident_bytes))
+		return true;
+	return v1_kmem(cg, &kmem) && usage > kmem &&
+	       usage - kmem > cg->base.resident_bytes +
+				      USER_SLACK_BEFORE_RECLAIM;
+}
+
 static bool v1_needs_reclaim(struct rg_cgroup *base)
 {
 	uint64_t usage;
 	struct rg_error ignored;
 
 	return v1_memory_usage(base, &usage, &ignored) == 0 &&
-	       rg_cg_worth_reclaiming(to_v1(base)->fd[F_MEMSTAT], usage,
-				      base->resident_bytes);
+	       v1_worth_reclaiming(to_v1(base), usage);
+}
+
+/*
+ * After force_empty: what no reclaim frees (tmpfs pages, for one)? The
+ * stock of other CPUs is drained by their work queues: it can take a
+ * moment to leave the count. kmem_before: UINT64_MAX if unknown.
+ */
+#define STOCK_DRAIN_CHECKS 5
+#define STOCK_DRAIN_PAUSE_NS 500000
+
+static bool v1_pages_left(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
+{
+	const struct timespec pause = { .tv_nsec = STOCK_DRAIN_PAUSE_NS };
+	uint64_t floor = kmem_before + cg->base.resident_bytes +
+			 USER_SLACK_AFTER_RECLAIM;
+	struct rg_error ignored;
+	uint64_t usage;
+
+	if (rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]))
+		return true;
+	if (kmem_before == UINT64_MAX)
+		return false;
+	for (int i = 0; i < STOCK_DRAIN_CHECKS; i++) {
+		if (i)
+			nanosleep(&pause, NULL);
+		if (v1_memory_usage(&cg->base, &usage, &ignored) < 0 ||
+		    usage <= floor)
+			return false;
+	}
+	return true;
 }
 
 static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v1 *cg = to_v1(base);
-	uint64_t usage;
+	uint64_t usage, kmem_before;
 	size_t i;
 
 	if (v1_memory_usage(base, &usage, err) < 0)
@@ -718,13 +784,13 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	 * kernel gives up quietly on what it cannot reclaim.
 	 */
 	base->unreclaimable = false;
-	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage,
-				   base->resident_bytes)) {
+	if (v1_worth_reclaiming(cg, usage)) {
+		if (!v1_kmem(cg, &kmem_before))
+			kmem_before = UINT64_MAX;
 		if (v1_write(cg, F_FORCE_EMPTY, "0", err) < 0)
 			return rg_fail_context(err, "cgroup v1 %s",
 					       base->label);
-		base->unreclaimable =
-			rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]);
+		base->unreclaimable = v1_pages_left(cg, kmem_before);
 	}
 	/* After the reclaim: the watermarks drop to what is left. */
 	for (i = 0; i < sizeof(v1_zeroed) / sizeof(v1_zeroed[0]); i++)
