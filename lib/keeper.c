@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "error.h"
 #include "keeper_wire.h"
+#include "ns.h"
 #include "slot.h"
 #include "syscall_filter.h"
 #include "util.h"
@@ -30,6 +31,7 @@ enum keeper_op {
 	KEEPER_SPAWN = 1,
 	KEEPER_REAP = 2,
 	KEEPER_KILL = 3,
+	KEEPER_SCRUB = 4,
 };
 
 /* SPAWN's fds, in this order */
@@ -53,6 +55,7 @@ struct keeper_reply {
 	int32_t status;
 	int64_t keeper_cpu_ns;
 	struct rusage rusage;
+	struct rg_ns_scrub scrub;
 	char message[1024]; /* as struct rg_error's */
 };
 
@@ -287,6 +290,24 @@ static void do_kill(struct keeper *k)
 	reply(k, &r, NULL, 0);
 }
 
+/* In the slot's IPC and net namespaces already: no setns. */
+static void do_scrub(struct keeper *k)
+{
+	struct keeper_reply r = { 0 };
+	struct rg_error err;
+
+	if (k->child) {
+		rg_fail(&err, EPROTO, "keeper: a scrub while a run is alive");
+		reply_error(k, &err);
+		return;
+	}
+	if (rg_ns_scrub_here(&r.scrub, &err) < 0) {
+		reply_error(k, &err);
+		return;
+	}
+	reply(k, &r, NULL, 0);
+}
+
 /* One runguard, until it closes the connection or dies. */
 static void serve_client(struct keeper *k)
 {
@@ -308,6 +329,8 @@ static void serve_client(struct keeper *k)
 			do_reap(k);
 		else if (req.op == KEEPER_KILL)
 			do_kill(k);
+		else if (req.op == KEEPER_SCRUB)
+			do_scrub(k);
 		close_fds(fds, nfds);
 	}
 }
@@ -697,5 +720,15 @@ int rg_keeper_kill(int conn, int64_t *keeper_cpu_ns, struct rg_error *err)
 	if (call(conn, KEEPER_KILL, NULL, 0, &r, NULL, err) < 0)
 		return -1;
 	*keeper_cpu_ns = r.keeper_cpu_ns;
+	return 0;
+}
+
+int rg_keeper_scrub(int conn, struct rg_ns_scrub *report, struct rg_error *err)
+{
+	struct keeper_reply r;
+
+	if (call(conn, KEEPER_SCRUB, NULL, 0, &r, NULL, err) < 0)
+		return -1;
+	*report = r.scrub;
 	return 0;
 }

@@ -15,6 +15,8 @@
  *   REAP  ------------------------->  wait4: status, rusage
  *   KILL  ------------------------->  kill(-1, SIGKILL), reap all: only
  *                                     the keeper is left in the slot
+ *   SCRUB ------------------------->  SysV objects and unix sockets of
+ *                                     its namespaces (rg_ns_scrub_here)
  *   close (or runguard dies) ------>  the same KILL, at once
  */
 #ifndef RG_KEEPER_H
@@ -26,6 +28,7 @@
 #include "spawn.h"
 
 struct rg_cgroup;
+struct rg_ns_scrub;
 
 /*
  * Start the keeper of slot name (in dir_fd, the pool directory) in the
@@ -63,5 +66,12 @@ int rg_keeper_reap(int conn, int *status, struct rusage *ru,
  * cgroup).
  */
 int rg_keeper_kill(int conn, int64_t *keeper_cpu_ns, struct rg_error *err);
+
+/*
+ * After rg_keeper_kill: the keeper scrubs the slot's IPC and net
+ * namespaces, which it lives in (rg_ns_scrub_here), so the client joins
+ * none. The message queues are the client's part (rg_ns_scrub_mqueues).
+ */
+int rg_keeper_scrub(int conn, struct rg_ns_scrub *report, struct rg_error *err);
 
 #endif

@@ -228,8 +228,14 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 	}
 }
 
+/*
+ * Opened only when needed: a slot whose keeper forks the run and scrubs
+ * its namespaces never needs their fds.
+ */
 static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 {
+	if (l->slot.ns_fd[RG_NS_IPC] >= 0)
+		return 0;
 	if (rg_ns_open(l->ns_dir, l->name, l->slot.ns_fd, err) == 0)
 		return 0;
 	if (err->errnum != ESTALE && err->errnum != ENOENT)
@@ -308,6 +314,20 @@ static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 	return rc;
 }
 
+/* A keeper lives in the slot's namespaces: it scrubs them without setns. */
+static int scrub_namespaces(struct rg_pool_lease *l,
+			    struct rg_ns_scrub *report, struct rg_error *err)
+{
+	if (l->keeper_conn >= 0) {
+		if (rg_keeper_scrub(l->keeper_conn, report, err) < 0)
+			return -1;
+		return rg_ns_scrub_mqueues(l->ns_dir, l->name, report, err);
+	}
+	if (open_namespaces(l, err) < 0)
+		return -1;
+	return rg_ns_scrub(l->slot.ns_fd, l->ns_dir, l->name, report, err);
+}
+
 /* Everything a previous run could have left, removed. */
 static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 {
@@ -315,7 +335,7 @@ static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 
 	if (rg_slot_kill_run(&l->slot, err) < 0)
 		return -1;
-	if (rg_ns_scrub(l->slot.ns_fd, l->ns_dir, l->name, &report, err) < 0)
+	if (scrub_namespaces(l, &report, err) < 0)
 		return -1;
 	/* a keeper lives in the namespaces being replaced: it goes too */
 	if ((report.ipc_used || report.unix_sockets_left) &&
@@ -434,7 +454,8 @@ static int settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
 {
 	if (l->keeper_conn < 0 &&
-	    (rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
+	    (open_namespaces(l, err) < 0 ||
+	     rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
 			     l->slot.cgroup, err) < 0 ||
 	     rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
 			       &l->keeper_pid, err) < 0))
@@ -465,7 +486,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 	if (rg_pool_write_record(l->dir_fd, l->index, &l->rec, err) < 0)
 		return -1;
 	rg_pool_use_mount_table(l->dir_fd, h);
-	if (open_cgroup(l, h, err) < 0 || open_namespaces(l, err) < 0)
+	if (open_cgroup(l, h, err) < 0)
 		return -1;
 	/*
 	 * The holder died: its watchdog killed the run with cgroup.kill on
@@ -486,7 +507,8 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		    apply_settings(l, cfg, err) < 0)
 			return -1;
 	}
-	if (wants_keeper(cfg) && use_keeper(l, err) < 0)
+	if (wants_keeper(cfg) ? use_keeper(l, err) < 0 :
+				open_namespaces(l, err) < 0)
 		return -1;
 	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 }

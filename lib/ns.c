@@ -963,20 +963,29 @@ static int scrub_sysv_kind(const struct sysv_kind *k, unsigned int *removed,
 	return 0;
 }
 
-static int scrub_sysv(int ipc_fd, struct rg_ns_scrub *report,
-		      struct rg_error *err)
+/* The SysV objects of the calling thread's IPC namespace. */
+static int scrub_sysv_here(struct rg_ns_scrub *report, struct rg_error *err)
 {
 	unsigned int *removed[NR_SYSV] = {
 		[SYSV_SHM] = &report->shm, [SYSV_SEM] = &report->sem,
 		[SYSV_MSG] = &report->msg,
 	};
+	int i, ret = 0;
+
+	for (i = 0; i < NR_SYSV && !ret; i++)
+		ret = scrub_sysv_kind(&sysv_kinds[i], removed[i], report, err);
+	return ret;
+}
+
+static int scrub_sysv(int ipc_fd, struct rg_ns_scrub *report,
+		      struct rg_error *err)
+{
 	const struct ns_kind *k = &kinds[KIND_IPC];
-	int i, home, ret = 0;
+	int home, ret;
 
 	if (enter_ns(ipc_fd, k, &home, err) < 0)
 		return -1;
-	for (i = 0; i < NR_SYSV && !ret; i++)
-		ret = scrub_sysv_kind(&sysv_kinds[i], removed[i], report, err);
+	ret = scrub_sysv_here(report, err);
 	if (leave_ns(home, k, report, err) < 0)
 		return -1;
 	return ret;
@@ -1091,6 +1100,8 @@ static int wait_unix_sockets(int fd, unsigned int *left, struct rg_error *err)
 	}
 }
 
+#define UNIX_SOCKETS "/proc/thread-self/net/unix"
+
 static int scrub_net(int net_fd, struct rg_ns_scrub *report,
 		     struct rg_error *err)
 {
@@ -1100,7 +1111,7 @@ static int scrub_net(int net_fd, struct rg_ns_scrub *report,
 	if (enter_ns(net_fd, k, &home, err) < 0)
 		return -1;
 	/* shows the opener's net ns, also when read after leaving it */
-	fd = open("/proc/thread-self/net/unix", O_RDONLY | O_CLOEXEC);
+	fd = open(UNIX_SOCKETS, O_RDONLY | O_CLOEXEC);
 	saved = errno;
 	if (leave_ns(home, k, report, err) < 0) {
 		if (fd >= 0)
@@ -1108,8 +1119,8 @@ static int scrub_net(int net_fd, struct rg_ns_scrub *report,
 		return -1;
 	}
 	if (fd < 0)
-		return rg_fail(err, saved, "opening /proc/thread-self/net/unix "
-			       "in the slot's net namespace");
+		return rg_fail(err, saved, "opening " UNIX_SOCKETS
+			       " in the slot's net namespace");
 	ret = wait_unix_sockets(fd, &report->unix_sockets_left, err);
 	close(fd);
 	return ret;
@@ -1125,6 +1136,32 @@ int rg_ns_scrub(const int fds[RG_NS_COUNT], const char *dir, const char *name,
 	    scrub_net(fds[RG_NS_NET], report, err) < 0)
 		return rg_fail_context(err,
 				       "scrubbing the namespaces of slot %s",
+				       name);
+	return 0;
+}
+
+int rg_ns_scrub_here(struct rg_ns_scrub *report, struct rg_error *err)
+{
+	int fd, ret;
+
+	memset(report, 0, sizeof(*report));
+	if (scrub_sysv_here(report, err) < 0)
+		return rg_fail_context(err, "scrubbing the slot's IPC namespace");
+	fd = open(UNIX_SOCKETS, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return rg_fail(err, errno, "opening " UNIX_SOCKETS);
+	ret = wait_unix_sockets(fd, &report->unix_sockets_left, err);
+	close(fd);
+	return ret;
+}
+
+int rg_ns_scrub_mqueues(const char *dir, const char *name,
+			struct rg_ns_scrub *report, struct rg_error *err)
+{
+	if (check_name(name, err) < 0 ||
+	    scrub_mqueues(dir, name, &report->mqueues, err) < 0)
+		return rg_fail_context(err,
+				       "scrubbing the message queues of slot %s",
 				       name);
 	return 0;
 }

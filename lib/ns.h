@@ -115,6 +115,17 @@ int rg_ns_scrub(const int fds[RG_NS_COUNT], const char *dir, const char *name,
 		struct rg_ns_scrub *report, struct rg_error *err);
 
 /*
+ * The SysV and unix socket parts of rg_ns_scrub, in the calling thread's
+ * own IPC and net namespaces (a resident slot's keeper lives in the
+ * slot's): no setns. report is zeroed first.
+ */
+int rg_ns_scrub_here(struct rg_ns_scrub *report, struct rg_error *err);
+
+/* The POSIX message queue part of rg_ns_scrub, added to report. */
+int rg_ns_scrub_mqueues(const char *dir, const char *name,
+			struct rg_ns_scrub *report, struct rg_error *err);
+
+/*
  * Give slot name a fresh net namespace (when rg_ns_scrub reports sockets
  * left): a forked helper unshares a net ns, detaches the old bind and binds
  * the new one. fds from an earlier rg_ns_open still refer to the old

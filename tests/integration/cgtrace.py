@@ -107,9 +107,13 @@ class CgroupTracer:
     process (the host's mount table stays untouched) and used through
     /proc/<helper>/root."""
 
-    def __init__(self, kmem=False, name='rgtest', attach=False):
+    def __init__(self, kmem=False, name='rgtest', attach=False, setns=False):
         self.want_kmem = kmem
         self.want_attach = attach
+        self.want_setns = setns
+        # None when setns(2) calls are traced, else why not
+        self.setns_unavailable = 'not requested'
+
         self.name = name
         self.proc = None
         self.inst = None
@@ -162,6 +166,8 @@ class CgroupTracer:
                 events.append('cgroup_attach_task')
             for ev in events:
                 self._write('events/cgroup/%s/enable' % ev, '1')
+            if self.want_setns:
+                self.setns_unavailable = self.enable_setns()
         except OSError as e:
             self.close()
             return 'cannot set up a tracefs instance: %s' % e
@@ -189,6 +195,19 @@ class CgroupTracer:
             return 'cannot enable kmem_cache_alloc with a name filter: %s' % e
         return None
 
+    def enable_setns(self):
+        """Enable the setns(2) entry tracepoint; return None or why not."""
+        ev = os.path.join(self.inst, 'events', 'syscalls', 'sys_enter_setns')
+        if not os.path.isdir(ev):
+            return 'no syscalls:sys_enter_setns tracepoint ' \
+                   '(CONFIG_FTRACE_SYSCALLS)'
+        try:
+            with open(os.path.join(ev, 'enable'), 'w') as f:
+                f.write('1')
+        except OSError as e:
+            return 'cannot enable sys_enter_setns: %s' % e
+        return None
+
     def lost(self):
         """Events the ring buffer dropped (overrun), summed over CPUs."""
         total = 0
@@ -207,7 +226,8 @@ class CgroupTracer:
         with open(os.path.join(self.inst, 'trace')) as f:
             return [ln for ln in f.read().splitlines()
                     if not ln.startswith('#')
-                    and ('cgroup_' in ln or 'kmem_cache_alloc' in ln)]
+                    and ('cgroup_' in ln or 'kmem_cache_alloc' in ln
+                         or 'sys_setns(' in ln)]
 
     def close(self):
         if self.inst:

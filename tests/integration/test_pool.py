@@ -1360,6 +1360,20 @@ class PoolChurnTest(PoolTestCase):
             self.assertEqual(attaches[:5], [], 'cgroup attaches during %d '
                              'runs in resident slots' % self.RUNS)
 
+    def check_setns(self, calls, per_run):
+        """Resident slots: the child is born in the slot's namespaces and
+        the keeper scrubs them, so no task of runguard's (its comm, the
+        keeper's and the child's before exec start with "runguard") joins
+        a namespace. Without keepers the child joins 3 and the release's
+        scrub 2 (there and back) each, and a slot that gets a cgroup per
+        run gets a keeper per run: only reported."""
+        ours = [c for c in calls if c.strip().startswith('runguard')]
+        print('test_pool churn: %d setns calls by runguard tasks in %d runs'
+              % (len(ours), self.RUNS))
+        if POOL_KEEPER == 'yes' and not per_run:
+            self.assertEqual(ours[:5], [], 'setns during %d runs in '
+                             'resident slots' % self.RUNS)
+
     def test_500_runs_leave_kernel_state_unchanged(self):
         self.churn()
 
@@ -1381,10 +1395,13 @@ class PoolChurnTest(PoolTestCase):
         stat_before = self.pool_cgroup_stat(s) if per_run else None
         cg_before = proc_cgroups()
         mnt_before = mountinfo_text()
-        tracer = CgroupTracer(attach=True)
+        tracer = CgroupTracer(attach=True, setns=True)
         reason = tracer.start()
         if reason:
             print('test_pool churn: no cgroup tracepoint check: %s' % reason)
+        elif tracer.setns_unavailable:
+            print('test_pool churn: setns(2) not counted: %s'
+                  % tracer.setns_unavailable)
         try:
             start = time.monotonic()
             seen = set()
@@ -1404,6 +1421,9 @@ class PoolChurnTest(PoolTestCase):
                              'during the pooled runs' % slot_dir)
         foreign_mkdirs = {}
         if events is not None:
+            self.check_setns([e for e in events if 'sys_setns(' in e],
+                             per_run)
+            events = [e for e in events if 'sys_setns(' not in e]
             mine = [e for e in events if s.cgroup_name in e]
             attaches = [e for e in mine if 'cgroup_attach_task' in e]
             mine = [e for e in mine if 'cgroup_attach_task' not in e]
