@@ -523,10 +523,30 @@ static void free_lease(struct rg_pool_lease *l)
 	free(l);
 }
 
-int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
-			   struct rg_slot **out, struct rg_error *err)
+/* The pool directory as trusted when the pool was opened, or now. */
+static int open_pool_dir(struct rg_pool_lease *l, const struct rg_config *cfg,
+			 const struct rg_pool *pool, struct rg_error *err)
 {
 	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
+
+	if (!pool) {
+		if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0)
+			return -1;
+		return rg_pool_ns_dir(l->dir_fd, l->ns_dir, sizeof(l->ns_dir),
+				      err);
+	}
+	l->threads_share_fds = true;
+	l->dir_fd = fcntl(pool->dir_fd, F_DUPFD_CLOEXEC, 3);
+	if (l->dir_fd < 0)
+		return rg_fail(err, errno, "duplicating the pool's fd");
+	memcpy(l->ns_dir, pool->ns_dir, sizeof(l->ns_dir));
+	return 0;
+}
+
+int rg_slot_acquire_pooled(const struct rg_config *cfg,
+			   const struct rg_pool *pool, int wake_fd,
+			   struct rg_slot **out, struct rg_error *err)
+{
 	struct rg_pool_lease *l = calloc(1, sizeof(*l));
 	struct pool_header h;
 
@@ -537,8 +557,8 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
 	l->exact_v2_peak = cfg->pool_v2_exact_peak;
 	l->lock_fd = -1;
 	l->keeper_conn = -1;
-	if (rg_pool_open_dir(dir, true, &l->dir_fd, err) < 0 ||
-	    rg_pool_ns_dir(l->dir_fd, l->ns_dir, sizeof(l->ns_dir), err) < 0) {
+	l->dir_fd = -1;
+	if (open_pool_dir(l, cfg, pool, err) < 0) {
 		free_lease(l);
 		return -1;
 	}
@@ -577,7 +597,10 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
  * wait: a detached process (rg_detach) finishes the release and holds the
  * slot's lock, an open file it shares, until the slot is clean. Runs
  * meanwhile take other slots or wait for this one. If it fails, the slot
- * stays marked in use and its next holder cleans it.
+ * stays marked in use and its next holder cleans it. Not for a pool
+ * opened by a judge whose threads run at once (rg_pool_open): a process
+ * forked from it would hold the other threads' slot locks and pipes as
+ * long as it lives, so their slots stay taken and their streams open.
  */
 static int reset_detached(void *arg)
 {
@@ -595,7 +618,8 @@ static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 
 	/* nothing of the run outlives the call, whoever resets */
 	rc = rg_slot_kill_run(&l->slot, err);
-	if (rc == 0 && rg_cgroup_reset_is_slow(l->slot.cgroup) &&
+	if (rc == 0 && !l->threads_share_fds &&
+	    rg_cgroup_reset_is_slow(l->slot.cgroup) &&
 	    rg_detach(reset_detached, l)) {
 		free_lease(l);
 		return 0;

@@ -65,6 +65,19 @@ struct slot_record {
 	cpu_set_t cpus;
 };
 
+/*
+ * An opened pool (rg_pool_open): what each run of it would otherwise look
+ * up again. Read-only after the open, so runs of many threads share it.
+ */
+struct rg_pool {
+	char *dir;
+	unsigned int size;
+	char *cgroup_parent;	/* NULL: the build's default */
+	bool favordynmods;
+	int dir_fd;		/* the pool directory, trusted at the open */
+	char ns_dir[PATH_MAX];
+};
+
 /* One borrowed slot. */
 struct rg_pool_lease {
 	struct rg_slot slot; /* its cgroup and the namespaces to join */
@@ -81,6 +94,8 @@ struct rg_pool_lease {
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
+	/* from rg_pool_open: other threads' runs share our fd table */
+	bool threads_share_fds;
 };
 
 /* pool.c, for lease.c */

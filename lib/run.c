@@ -22,6 +22,7 @@
 #include "cgroup.h"
 #include "env.h"
 #include "error.h"
+#include "pool.h"
 #include "syscall_filter.h"
 #include "slot.h"
 #include "spawn.h"
@@ -33,6 +34,7 @@
 
 struct run {
 	const struct rg_config *cfg;
+	const struct rg_pool *pool; /* opened by the caller, or NULL */
 	struct rg_result *result;
 	struct rg_child_plan plan;
 	struct rg_slot *slot;
@@ -196,7 +198,8 @@ static int take_slot(struct run *r, struct rg_error *err)
 {
 	if (r->cfg->pool_size == 0)
 		return rg_slot_open_transient(r->cfg, &r->slot, err);
-	if (rg_slot_acquire_pooled(r->cfg, r->sup.signal_fd, &r->slot, err) < 0)
+	if (rg_slot_acquire_pooled(r->cfg, r->pool, r->sup.signal_fd, &r->slot,
+				   err) < 0)
 		return -1;
 	r->result->pooled = true;
 	r->result->pool_slot = (unsigned int)r->slot->pool_index;
@@ -518,12 +521,14 @@ static int supervise_run(struct run *r, struct rg_error *err)
 }
 
 static int init_run(struct run *r, const struct rg_config *cfg,
-		    struct rg_result *result, struct rg_error *err)
+		    const struct rg_pool *pool, struct rg_result *result,
+		    struct rg_error *err)
 {
 	int signal_fd;
 
 	memset(r, 0, sizeof(*r));
 	r->cfg = cfg;
+	r->pool = pool;
 	r->result = result;
 	r->output_fd[0] = r->output_fd[1] = -1;
 	r->input_fd = -1;
@@ -542,14 +547,14 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	return 0;
 }
 
-int rg_run(const struct rg_config *cfg, struct rg_result *result,
-	   struct rg_error *err)
+static int run_in(const struct rg_config *cfg, const struct rg_pool *pool,
+		  struct rg_result *result, struct rg_error *err)
 {
 	struct rg_error release_err;
 	struct run r;
 	int rc;
 
-	rc = init_run(&r, cfg, result, err);
+	rc = init_run(&r, cfg, pool, result, err);
 	if (rc == 0)
 		rc = supervise_run(&r, err);
 	if (finish(&r, &release_err) < 0 && rc == 0) {
@@ -558,4 +563,28 @@ int rg_run(const struct rg_config *cfg, struct rg_result *result,
 		rc = -1;
 	}
 	return rc;
+}
+
+int rg_run(const struct rg_config *cfg, struct rg_result *result,
+	   struct rg_error *err)
+{
+	return run_in(cfg, NULL, result, err);
+}
+
+/* The run's own pool settings give way to the opened pool's. */
+int rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
+		struct rg_result *result, struct rg_error *err)
+{
+	struct rg_config in_pool;
+
+	if (!pool || !cfg) {
+		memset(result, 0, sizeof(*result));
+		return rg_fail(err, EINVAL, "no pool or no run configuration");
+	}
+	in_pool = *cfg;
+	in_pool.pool_dir = pool->dir;
+	in_pool.pool_size = pool->size;
+	in_pool.cgroup_parent = pool->cgroup_parent;
+	in_pool.pool_favordynmods = pool->favordynmods;
+	return run_in(&in_pool, pool, result, err);
 }

@@ -16,6 +16,7 @@
 
 struct rg_cgroup;
 struct rg_cgroup_stats;
+struct rg_pool;
 struct rg_child;
 struct rg_child_plan;
 struct rg_slot;
@@ -88,8 +89,10 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
  * be): kept cgroup and namespaces, settings written only where they
  * differ, cleaned first if its last holder died. Waits while every slot
  * is busy; wake_fd (if >= 0) becoming readable ends the wait (EINTR).
+ * pool: the pool opened already (rg_pool_open), or NULL to open cfg's.
  */
-int rg_slot_acquire_pooled(const struct rg_config *cfg, int wake_fd,
+int rg_slot_acquire_pooled(const struct rg_config *cfg,
+			   const struct rg_pool *pool, int wake_fd,
 			   struct rg_slot **out, struct rg_error *err);
 
 /* See rg_slot_ops.prewarm. */

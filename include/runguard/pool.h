@@ -96,6 +96,31 @@ RG_EXPORT int rg_pool_prewarm(const char *const paths[], size_t count,
 			      struct rg_prewarm_stats *stats,
 			      struct rg_error *err);
 
+/*
+ * A pool opened once by a judge that runs many commands through it: made
+ * (or completed) as rg_pool_create() would, its directory checked and
+ * kept open. NULL on error. Free with rg_pool_close() once no rg_pool_run()
+ * is under way.
+ */
+struct rg_pool;
+
+RG_EXPORT struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
+				       struct rg_error *err);
+
+/*
+ * rg_run() in a free slot of pool (waiting while all are busy): cfg's own
+ * pool directory, size, cgroup parent and favordynmods give way to the
+ * pool's; its keeper and v2-memory-peak settings apply. Safe to call from
+ * many threads at once, each with its own cfg and result: every run holds
+ * its slot alone, against other threads and other processes (the CLI
+ * included). Leave rg_config_set_reap_all_children() off: it would reap
+ * other threads' children. Returns as rg_run().
+ */
+RG_EXPORT int rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
+			  struct rg_result *result, struct rg_error *err);
+
+RG_EXPORT void rg_pool_close(struct rg_pool *pool);
+
 /* Run in a pool of size slots at dir (NULL: default); 0 turns it off. */
 RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
 				 unsigned int size, struct rg_error *err);

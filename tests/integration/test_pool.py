@@ -2032,6 +2032,83 @@ class PoolConfigTest(PoolTestCase):
         self.assertFatal(r, re.escape(missing))
 
 # ---------------------------------------------------------------------------
+# 9b. The pool handle of the library: opened once, runs from many threads
+# ---------------------------------------------------------------------------
+
+POOLJUDGE = os.environ.get('RG_POOLJUDGE', '')
+
+
+class PoolHandleTest(PoolTestCase):
+    """examples/pooljudge: rg_pool_open once, rg_pool_run from 4 threads
+    on 2 slots; every case runs, in a slot no other case holds meanwhile,
+    and the pool is the one the CLI sees."""
+
+    SLOTS, THREADS, CASES = 2, 4, 16
+
+    def setUp(self):
+        super().setUp()
+        if not os.access(POOLJUDGE, os.X_OK):
+            skip_or_fail('examples/pooljudge is missing (RG_POOLJUDGE=%r)'
+                         % POOLJUDGE)
+        self.case = self.path('w', 'case.sh')
+        with open(self.case, 'w') as f:
+            # long enough for the threads to contend for the slots
+            f.write('#!/bin/sh\nsleep 0.05\nexit $(($1 % 7))\n')
+        os.chmod(self.case, 0o755)
+
+    def pooljudge(self):
+        args = [POOLJUDGE, self.pool, str(self.SLOTS), str(self.THREADS),
+                str(self.CASES), RUN_USER, self.case]
+        if POOL_KEEPER == 'yes':
+            args.append('keeper')
+        return subprocess.run(args, cwd=self.tdir, env=dict(CALLER_ENV),
+                              capture_output=True, text=True, timeout=120)
+
+    def test_many_threads_share_one_pool(self):
+        proc = self.pooljudge()
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[-1:], ['done'], proc.stdout)
+        runs = {}
+        for line in lines[:-1]:
+            m = re.fullmatch(r'case=(\d+) exit=(\d+) slot=(-?\d+) '
+                             r'start=([0-9.]+) end=([0-9.]+)', line)
+            self.assertIsNotNone(m, 'bad line %r\n%s' % (line, proc.stdout))
+            case, code, slot = (int(m.group(i)) for i in (1, 2, 3))
+            runs[case] = (code, slot, float(m.group(4)), float(m.group(5)))
+        self.assertEqual(sorted(runs), list(range(self.CASES)), proc.stdout)
+        for case, (code, slot, _, _) in runs.items():
+            self.assertEqual(code, case % 7, 'case %d' % case)
+            self.assertIn(slot, range(self.SLOTS), 'case %d' % case)
+        # a run's slot is taken after its start and given back before its
+        # end: two runs in one slot must not overlap
+        for slot in range(self.SLOTS):
+            spans = sorted((start, end) for _, s, start, end in runs.values()
+                           if s == slot)
+            self.assertTrue(spans, 'slot %d never used' % slot)
+            for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+                self.assertLessEqual(s2, e2)
+        concurrent = [1 for (_, _, a, b) in runs.values()
+                      for (_, _, c, d) in runs.values() if a < d and c < b]
+        # with 4 threads and 2 slots some runs waited for a slot: the runs
+        # overlapped in time (each also overlaps itself, hence > CASES)
+        self.assertGreater(len(concurrent), self.CASES, proc.stdout)
+        s = self.show()
+        self.assertEqual(s.size, self.SLOTS)
+        self.assertEqual(s.states(), ['free'] * self.SLOTS)
+        self.assertEqual(sum(r['runs'] for r in s.slots), self.CASES,
+                         s.text)
+
+    def test_bad_pool_is_an_error_not_a_crash(self):
+        """A size out of range fails rg_pool_open with a message."""
+        args = [POOLJUDGE, self.pool, '0', '1', '1', RUN_USER, self.case]
+        proc = subprocess.run(args, capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn('pool size must be 1 to', proc.stderr)
+
+
+# ---------------------------------------------------------------------------
 # 10. A reused slot looks fresh (issue 11)
 # ---------------------------------------------------------------------------
 

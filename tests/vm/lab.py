@@ -166,6 +166,7 @@ class Build:
             'RG_RUNUSER': runuser,
             'RG_VALID_USERS': self.valid_users(),
             'RG_MINIJUDGE': self.target_path('minijudge'),
+            'RG_POOLJUDGE': self.target_path('pooljudge'),
             'PYTHONDONTWRITEBYTECODE': '1',
             'RUNGUARD_REQUIRE_PRIVILEGED': '1',
             'LAB_RESULTS_DIR': GUEST_RESULTS,

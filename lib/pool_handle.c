@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A pool opened once by a judge that links the library (rg_pool_open):
+ * the pool is created or completed then, its directory checked and kept
+ * open, so that a run (rg_pool_run, in run.c) neither walks the directory's
+ * path to trust it again nor looks up where its namespaces are.
+ */
+#include "pool.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "util.h"
+
+static int copy_string(char **to, const char *from, struct rg_error *err)
+{
+	*to = NULL;
+	if (!from)
+		return 0;
+	*to = strdup(from);
+	return *to ? 0 : rg_fail(err, errno, "allocating the pool handle");
+}
+
+struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
+			     struct rg_error *err)
+{
+	struct rg_pool *pool;
+	struct rg_pool_options o;
+
+	if (!options) {
+		rg_fail(err, EINVAL, "no pool options");
+		return NULL;
+	}
+	o = *options;
+	if (!o.dir)
+		o.dir = RG_POOL_DIR_DEFAULT;
+	pool = calloc(1, sizeof(*pool));
+	if (!pool) {
+		rg_fail(err, errno, "allocating the pool handle");
+		return NULL;
+	}
+	pool->dir_fd = -1;
+	pool->size = o.size;
+	pool->favordynmods = o.favordynmods;
+	if (copy_string(&pool->dir, o.dir, err) < 0 ||
+	    copy_string(&pool->cgroup_parent, o.cgroup_parent, err) < 0 ||
+	    rg_pool_create(&o, err) < 0 ||
+	    rg_pool_open_dir(o.dir, false, &pool->dir_fd, err) < 0 ||
+	    rg_pool_ns_dir(pool->dir_fd, pool->ns_dir, sizeof(pool->ns_dir),
+			   err) < 0) {
+		rg_fail_context(err, "opening the pool in `%s'", o.dir);
+		rg_pool_close(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+void rg_pool_close(struct rg_pool *pool)
+{
+	if (!pool)
+		return;
+	rg_close_fd(&pool->dir_fd);
+	free(pool->dir);
+	free(pool->cgroup_parent);
+	free(pool);
+}
