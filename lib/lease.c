@@ -321,7 +321,18 @@ static int scrub_namespaces(struct rg_pool_lease *l,
 	if (l->keeper_conn >= 0) {
 		if (rg_keeper_scrub(l->keeper_conn, report, err) < 0)
 			return -1;
-		return rg_ns_scrub_mqueues(l->ns_dir, l->name, report, err);
+		if (rg_ns_scrub_mqueues(l->ns_dir, l->name, report, err) == 0)
+			return 0;
+		if (err->errnum != ESTALE && err->errnum != ENOENT)
+			return -1;
+		/*
+		 * The slot's namespace files are gone (unmounted, the pool
+		 * directory made again): the keeper lives in namespaces no
+		 * one else can reach. It goes with them, and the slot gets
+		 * new ones, scrubbed as without a keeper.
+		 */
+		if (stop_keeper(l, err) < 0)
+			return -1;
 	}
 	if (open_namespaces(l, err) < 0)
 		return -1;

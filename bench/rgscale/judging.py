@@ -7,6 +7,7 @@ import signal
 import subprocess
 import threading
 import time
+from .options import POOL_MODES
 
 # A record of Bench.calls, in this order (the JSON names its columns).
 CALL_COLUMNS = ('t_end', 'kind', 'worker', 'call_s', 'wall_s', 'cpu_s',
@@ -95,10 +96,11 @@ class Bench:
         self.procs = {}
 
     def pool_args(self):
-        if self.opts.mode != 'pooled':
+        if self.opts.mode not in POOL_MODES:
             return []
+        keeper = ['--pool-keeper=yes'] if self.opts.mode == 'resident' else []
         return ['--pool-size=%d' % self.opts.pool_size,
-                '--pool-dir=' + self.opts.pool_dir]
+                '--pool-dir=' + self.opts.pool_dir] + keeper
 
     def limit(self, seconds):
         return '%g' % (seconds * self.opts.time_scale)

@@ -11,7 +11,7 @@ import sys
 import time
 
 from . import SetupError
-from .options import parse_args
+from .options import POOL_MODES, parse_args
 from .problem import load_variants, make_testdata
 from .report import build_result, print_summary, progress, write_result
 from .sampler import Sampler, take_sample
@@ -66,7 +66,7 @@ class Run:
         """The pool (pooled mode), then the workers for D minutes."""
         bench, opts = self.bench, self.opts
         self.machine = machine_info(bench)
-        if opts.mode == 'pooled':
+        if opts.mode in POOL_MODES:
             self.pool_made = True   # destroy also a half-created pool
             pool_create(bench)
         self.workers = [Worker(bench, w, self.variants, self.cases)

@@ -12,6 +12,10 @@ DESCRIPTION = ('bench/scale: a contest judgehost under load, measured over '
                'time.')
 
 
+# modes that judge in a pool (resident: with --pool-keeper=yes)
+POOL_MODES = ('pooled', 'resident')
+
+
 def parse_args(argv):
     ncpu = os.cpu_count() or 1
     p = argparse.ArgumentParser(
@@ -20,7 +24,9 @@ def parse_args(argv):
     p.add_argument('--runguard',
                    default=os.path.join(SOURCE_ROOT, 'build', 'runguard',
                                         'runguard'))
-    p.add_argument('--mode', choices=('per-run', 'pooled'), default='per-run')
+    p.add_argument('--mode', choices=('per-run',) + POOL_MODES,
+                   default='per-run',
+                   help='resident: pooled with a keeper per slot')
     p.add_argument('--workers', type=int, default=2 * ncpu, metavar='K')
     p.add_argument('--tests', type=int, default=10, metavar='T',
                    help='test cases per submission (default 10)')

@@ -8,6 +8,7 @@ import os
 from .aggregate import aggregate, ratios
 from .judging import CALL_COLUMNS
 from .worker import SUB_COLUMNS
+from .options import POOL_MODES
 
 # The options recorded in the result's params, under their own names.
 PARAM_OPTIONS = ('mode', 'workers', 'tests', 'minutes', 'sample_seconds',
@@ -20,7 +21,7 @@ def _params(bench):
     params.update({'compiler_command': bench.compiler_cmd,
                    'chroot_prefix': bench.prefix, 'runuser': bench.runuser,
                    'rungroup': bench.rungroup, 'compare': bench.compare})
-    if opts.mode != 'pooled':
+    if opts.mode not in POOL_MODES:
         params['pool_size'] = 0
     return params
 
