@@ -22,7 +22,24 @@ struct lib_command {
 	struct rg_cli_options opts;
 	struct rg_meta_options meta_options;
 	struct rg_config *cfg;
+	struct rg_pool *pool; /* opened once when pooled (rg_pool_open) */
 };
+
+/* A judge that links the library opens its pool once. */
+static int open_pool(struct lib_command *lc,
+		     const struct rg_cli_settings *settings,
+		     struct rg_error *err)
+{
+	struct rg_pool_options o = {
+		.dir = settings->pool_dir,
+		.size = settings->pool_size,
+		/* as the CLI: no run of a keeper attaches to a cgroup */
+		.favordynmods = settings->favordynmods && !settings->keeper,
+	};
+
+	lc->pool = rg_pool_open(&o, err);
+	return lc->pool ? 0 : -1;
+}
 
 static int configure(struct lib_command *lc, struct rg_error *err)
 {
@@ -41,6 +58,8 @@ static int configure(struct lib_command *lc, struct rg_error *err)
 		return -1;
 	rg_config_set_pool_favordynmods(lc->cfg, settings.favordynmods);
 	rg_config_set_pool_keeper(lc->cfg, settings.keeper);
+	if (settings.pool_size && open_pool(lc, &settings, err) < 0)
+		return -1;
 	/* a threaded caller: no signal handling, and reaping only its own */
 	rg_config_set_handle_signals(lc->cfg, false);
 	rg_config_set_reap_all_children(lc->cfg, false);
@@ -115,7 +134,8 @@ void lib_command_call(struct lib_command *lc, int in_fd, int out_fd,
 	failed = rg_config_set_input_fd(lc->cfg, in_fd, &err) < 0 ||
 		 (!lc->opts.stdout_file &&
 		  rg_config_set_output_fd(lc->cfg, RG_STDOUT, out_fd, &err) < 0) ||
-		 rg_run(lc->cfg, &res, &err) < 0;
+		 (lc->pool ? rg_pool_run(lc->pool, lc->cfg, &res, &err) :
+			     rg_run(lc->cfg, &res, &err)) < 0;
 	if (failed)
 		snprintf(line, sizeof(line), "runguard: %s",
 			 rg_error_format(&err, text, sizeof(text)));
@@ -136,6 +156,7 @@ void lib_command_free(struct lib_command *lc)
 {
 	if (!lc)
 		return;
+	rg_pool_close(lc->pool);
 	rg_config_free(lc->cfg);
 	rg_cli_options_free(&lc->opts);
 	free(lc);
