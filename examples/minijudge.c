@@ -6,10 +6,12 @@
  *
  *   cc minijudge.c $(pkg-config --cflags --libs librunguard)
  *
- * Usage (as root): minijudge USER PROGRAM INPUT EXPECTED
+ * Usage (as root): minijudge USER PROGRAM INPUT EXPECTED [MEMORY-MIB]
+ * (memory limit: 256 MiB unless given)
  */
 #include <errno.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +56,8 @@ static const char *verdict(const struct rg_result *r, const char *out,
 	return files_equal(out, expected) ? "CORRECT" : "WRONG-ANSWER";
 }
 
-static int configure(struct rg_config *cfg, char **argv, struct rg_error *err)
+static int configure(struct rg_config *cfg, char **argv, uint64_t memory,
+		     struct rg_error *err)
 {
 	char *cmd[] = { argv[2], NULL };
 	struct passwd *pw = getpwnam(argv[1]);
@@ -70,7 +73,7 @@ static int configure(struct rg_config *cfg, char **argv, struct rg_error *err)
 	    rg_config_set_group(cfg, pw->pw_gid, err) < 0 ||
 	    rg_config_set_wall_limit(cfg, 2.0, 3.0, err) < 0 ||
 	    rg_config_set_cpu_limit(cfg, 1.0, 1.5, err) < 0 ||
-	    rg_config_set_memory_limit(cfg, 256u << 20, err) < 0 ||
+	    rg_config_set_memory_limit(cfg, memory, err) < 0 ||
 	    rg_config_set_process_limit(cfg, 64, err) < 0 ||
 	    rg_config_set_input_file(cfg, argv[3], err) < 0 ||
 	    rg_config_set_output_file(cfg, RG_STDOUT, "minijudge.out", err) < 0)
@@ -84,16 +87,25 @@ int main(int argc, char **argv)
 	struct rg_error err = { 0 };
 	struct rg_result res;
 	struct rg_config *cfg;
-	char msg[1200];
+	uint64_t memory = 256u << 20;
+	char msg[1200], *end;
 	int rc;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s USER PROGRAM INPUT EXPECTED\n",
-			argv[0]);
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: %s USER PROGRAM INPUT EXPECTED "
+			"[MEMORY-MIB]\n", argv[0]);
 		return 2;
 	}
+	if (argc == 6) {
+		memory = strtoull(argv[5], &end, 10) << 20;
+		if (*end || memory == 0) {
+			fprintf(stderr, "minijudge: bad memory limit `%s' "
+				"(MiB)\n", argv[5]);
+			return 2;
+		}
+	}
 	cfg = rg_config_new(&err);
-	if (!cfg || configure(cfg, argv, &err) < 0) {
+	if (!cfg || configure(cfg, argv, memory, &err) < 0) {
 		fprintf(stderr, "minijudge: %s\n",
 			rg_error_format(&err, msg, sizeof(msg)));
 		rg_config_free(cfg);

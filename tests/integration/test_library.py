@@ -12,20 +12,21 @@ MINIJUDGE = os.environ.get('RG_MINIJUDGE', '')
 
 class LibraryTest(RGTestCase):
 
-    def minijudge(self, program, input_file, answer):
+    def minijudge(self, program, input_file, answer, memory_mib=None):
         with open(self.path('expected'), 'w') as f:
             f.write(answer)
+        extra = [str(memory_mib)] if memory_mib else []
         # minijudge's own stdin holds other numbers: the program must read
         # the input file given through rg_config_set_input_file()
         return subprocess.run(
-            [MINIJUDGE, RUN_USER, program, input_file, 'expected'],
+            [MINIJUDGE, RUN_USER, program, input_file, 'expected'] + extra,
             cwd=self.tdir, env=dict(CALLER_ENV), input='1 1\n',
             capture_output=True, text=True, timeout=60)
 
-    def judge(self, program, answer):
+    def judge(self, program, answer, memory_mib=None):
         with open(self.path('in'), 'w') as f:
             f.write('20 22\n')
-        proc = self.minijudge(program, 'in', answer)
+        proc = self.minijudge(program, 'in', answer, memory_mib)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         return proc.stdout.split()[0], proc.stdout
 
@@ -64,12 +65,18 @@ class LibraryTest(RGTestCase):
         self.assertIn('exit=139', line)
 
     def test_memory_limit(self):
-        # minijudge sets 256 MiB; memhog touches 400 MiB. A compiled hog:
-        # python's start-up alone can use minijudge's 1.5 s of CPU time
-        # under the kernel lab's emulation.
+        # memhog touches 400 MiB against a limit of 64 MiB. A compiled hog
+        # and a small limit: under the kernel lab's emulation python's
+        # start-up alone can use minijudge's 1.5 s of CPU time, and filling
+        # its default 256 MiB took longer than that once (TIMELIMIT).
         hog = self.script('hog', 'exec %s 400\n' % self.prog('memhog'))
-        verdict, line = self.judge(hog, '42\n')
+        verdict, line = self.judge(hog, '42\n', memory_mib=64)
         self.assertEqual(verdict, 'MEMORY-LIMIT', line)
+
+    def test_bad_memory_limit_is_refused(self):
+        proc = self.minijudge(self.prog('hello'), 'in', '', memory_mib='x')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('bad memory limit', proc.stderr)
 
 
 if __name__ == '__main__':
