@@ -709,6 +709,10 @@ static const enum v1_file v1_zeroed[] = {
  * worth one; after it (force_empty drains the stock first, then its slab
  * shrinking frees kernel memory into the stock again), usage above the
  * kernel memory charged before the reclaim is pages it could not free.
+ * Not with a resident task (a keeper): the reclaim may leave its mapped
+ * pages (its code), which count like a tmpfs file there (the kernel lab's
+ * 6.1 made a keeper's slot cgroup again during 500 trivial runs); there
+ * memory.stat alone decides, as on v2.
  */
 #define USER_SLACK_BEFORE_RECLAIM (64u << 10)
 #define USER_SLACK_AFTER_RECLAIM (16u << 10)
@@ -726,9 +730,9 @@ static bool v1_worth_reclaiming(struct rg_cgroup_v1 *cg, uint64_t usage)
 	if (rg_cg_worth_reclaiming(cg->fd[F_MEMSTAT], usage,
 				   cg->base.resident_bytes))
 		return true;
-	return v1_kmem(cg, &kmem) && usage > kmem &&
-	       usage - kmem > cg->base.resident_bytes +
-				      USER_SLACK_BEFORE_RECLAIM;
+	if (cg->base.resident_bytes || !v1_kmem(cg, &kmem))
+		return false;
+	return usage > kmem && usage - kmem > USER_SLACK_BEFORE_RECLAIM;
 }
 
 static bool v1_needs_reclaim(struct rg_cgroup *base)
@@ -751,14 +755,13 @@ static bool v1_needs_reclaim(struct rg_cgroup *base)
 static bool v1_pages_left(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
 {
 	const struct timespec pause = { .tv_nsec = STOCK_DRAIN_PAUSE_NS };
-	uint64_t floor = kmem_before + cg->base.resident_bytes +
-			 USER_SLACK_AFTER_RECLAIM;
+	uint64_t floor = kmem_before + USER_SLACK_AFTER_RECLAIM;
 	struct rg_error ignored;
 	uint64_t usage;
 
 	if (rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]))
 		return true;
-	if (kmem_before == UINT64_MAX)
+	if (kmem_before == UINT64_MAX || cg->base.resident_bytes)
 		return false;
 	for (int i = 0; i < STOCK_DRAIN_CHECKS; i++) {
 		if (i)
