@@ -715,7 +715,7 @@ static const enum v1_file v1_zeroed[] = {
  * memory.stat alone decides, as on v2.
  */
 #define USER_SLACK_BEFORE_RECLAIM (64u << 10)
-#define USER_SLACK_AFTER_RECLAIM (16u << 10)
+#define USER_SLACK_AFTER_RECLAIM (32u << 10)
 
 static bool v1_kmem(struct rg_cgroup_v1 *cg, uint64_t *kmem)
 {
@@ -747,22 +747,18 @@ static bool v1_needs_reclaim(struct rg_cgroup *base)
 /*
  * After force_empty: what no reclaim frees (tmpfs pages, for one)? The
  * stock of other CPUs is drained by their work queues: it can take a
- * moment to leave the count. kmem_before: UINT64_MAX if unknown.
+ * moment to leave the count.
  */
 #define STOCK_DRAIN_CHECKS 5
 #define STOCK_DRAIN_PAUSE_NS 500000
 
-static bool v1_pages_left(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
+static bool v1_above_kmem(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
 {
 	const struct timespec pause = { .tv_nsec = STOCK_DRAIN_PAUSE_NS };
 	uint64_t floor = kmem_before + USER_SLACK_AFTER_RECLAIM;
 	struct rg_error ignored;
 	uint64_t usage;
 
-	if (rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]))
-		return true;
-	if (kmem_before == UINT64_MAX || cg->base.resident_bytes)
-		return false;
 	for (int i = 0; i < STOCK_DRAIN_CHECKS; i++) {
 		if (i)
 			nanosleep(&pause, NULL);
@@ -771,6 +767,27 @@ static bool v1_pages_left(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * kmem_before: UINT64_MAX if unknown. Pages above the kernel memory must
+ * survive a second reclaim too before the slot is made again: a cgroup
+ * made again for nothing is the churn the pool exists to avoid (CI saw
+ * that once in 500 trivial runs with a single check).
+ */
+static bool v1_pages_left(struct rg_cgroup_v1 *cg, uint64_t kmem_before)
+{
+	struct rg_error ignored;
+
+	if (rg_cg_holds_unreclaimable(cg->fd[F_MEMSTAT]))
+		return true;
+	if (kmem_before == UINT64_MAX || cg->base.resident_bytes ||
+	    !v1_above_kmem(cg, kmem_before))
+		return false;
+	if (!v1_kmem(cg, &kmem_before) ||
+	    v1_write(cg, F_FORCE_EMPTY, "0", &ignored) < 0)
+		return false;
+	return v1_above_kmem(cg, kmem_before);
 }
 
 static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
