@@ -82,6 +82,23 @@ static void start_reading(int fd, off_t size)
  * on a regular file that would make the read fail with EAGAIN wherever
  * it has to wait for the disk.
  */
+/* What sendfile left, read through a buffer: the caller waits for it. */
+static bool read_rest(int fd, off_t off, off_t size)
+{
+	char buf[64 * 1024];
+
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n == 0; /* shrunk meanwhile: what is left is in */
+		off += n;
+	}
+	return true;
+}
+
 static bool read_now(int fd, off_t size, int null_fd)
 {
 	int flags = fcntl(fd, F_GETFL);
@@ -95,8 +112,10 @@ static bool read_now(int fd, off_t size, int null_fd)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n == 0; /* shrunk meanwhile: what is left is in */
+		if (n == 0)
+			return true; /* shrunk meanwhile: what is left is in */
+		if (n < 0)
+			return read_rest(fd, off, size);
 	}
 	return true;
 }
