@@ -615,9 +615,17 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
  */
 static int reset_detached(void *arg)
 {
+	struct rg_pool_lease *l = arg;
 	struct rg_error ignored;
+	int rc = reset_and_record(l, &ignored);
 
-	return reset_and_record(arg, &ignored) < 0;
+	/*
+	 * Unlocked now, not when the process exits: the kernel tears down
+	 * the memory map first, and meanwhile the slot would read "held"
+	 * by nobody (PoolQueueTest saw that).
+	 */
+	rg_close_fd(&l->lock_fd);
+	return rc < 0;
 }
 
 /* Kill leftovers, scrub, reset and give the slot back. */
