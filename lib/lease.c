@@ -433,23 +433,54 @@ static bool wants_keeper(const struct rg_config *cfg)
 }
 
 /*
- * Before the settings are written: the slot's keeper if it is alive, the
- * settings stay and the run is for a keeper, none otherwise. A populated cgroup refuses some
- * changes (v2: a cpuset emptied, a memory limit below the keeper's
- * charge OOM-kills it), so new settings are written with the slot empty.
- * A keeper nobody can reach (the pool directory was made again) is
- * killed with the cgroup, which is then replaced (cgroup.h:
- * rg_cgroup_needs_recycle).
+ * What a slot with a keeper must hold below a memory limit written over
+ * the keeper: closer, the write would reclaim, fail with EBUSY (v1) or
+ * OOM-kill the keeper (v2).
+ */
+#define KEEPER_LIMIT_HEADROOM (1u << 20)
+
+/*
+ * Whether the slot's live keeper can stay through this run's settings. A
+ * new memory limit is written over it when the slot holds well below the
+ * limit: DOMjudge's compile, run and compare calls alternate two limits,
+ * and a keeper restarted for each would attach to a cgroup every call. A
+ * new or unknown cpuset is written with the slot empty (v2 refuses to
+ * empty the cpuset of a populated cgroup).
+ */
+static int keeper_can_stay(struct rg_pool_lease *l,
+			   const struct rg_config *cfg, bool *stay,
+			   struct rg_error *err)
+{
+	unsigned int set = settings_to_write(l, cfg);
+	uint64_t usage;
+
+	*stay = wants_keeper(cfg) && !(set & RG_CG_SET_CPUSET);
+	if (!*stay || !(set & RG_CG_SET_MEMORY) ||
+	    cfg->memory_limit == RG_UNLIMITED)
+		return 0;
+	if (rg_cgroup_memory_usage(l->slot.cgroup, &usage, err) < 0)
+		return -1;
+	*stay = usage + KEEPER_LIMIT_HEADROOM <= cfg->memory_limit;
+	return 0;
+}
+
+/*
+ * Before the settings are written: the slot's keeper if it is alive and
+ * can stay (keeper_can_stay), none otherwise. A keeper nobody can reach
+ * (the pool directory was made again) is killed with the cgroup, which is
+ * then replaced (cgroup.h: rg_cgroup_needs_recycle).
  */
 static int settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 			 const struct pool_header *h, struct rg_error *err)
 {
+	bool stay;
+
 	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
 			      &l->keeper_pid, err) == 0) {
 		l->slot.ops = &resident_slot_ops;
-		if (settings_to_write(l, cfg) || !wants_keeper(cfg))
-			return stop_keeper(l, err);
-		return 0;
+		if (keeper_can_stay(l, cfg, &stay, err) < 0)
+			return -1;
+		return stay ? 0 : stop_keeper(l, err);
 	}
 	if (err->errnum != ECONNREFUSED && err->errnum != ENOENT)
 		return -1;

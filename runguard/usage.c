@@ -46,7 +46,7 @@ static const char options_text[] =
 	"      --pool-dir=DIR     the pool's directory (default: " RG_POOL_DIR_DEFAULT ")\n"
 	"      --pool-keeper=yes|no\n"
 	"                         resident slots: a keeper process per slot forks\n"
-	"                           the runs (default: no)\n"
+	"                           the runs (default: yes)\n"
 	"\n"
 	"Pool administration (one of these, then exit; no COMMAND):\n"
 	"      --pool-create      create the pool, or complete it, with --pool-size\n"

@@ -20,8 +20,9 @@ from . import BenchError
 POOL_DIR = '/run/runguard-bench'
 RESIDENT_POOL_DIR = '/run/runguard-bench-resident'
 # The benchmark's pools: directory and the options that choose keepers.
-# "pooled" is plain; "resident" has a keeper per slot (--pool-keeper=yes).
-POOLS = {'pooled': (POOL_DIR, ()),
+# "pooled" is plain (--pool-keeper=no); "resident" has a keeper per slot,
+# the default.
+POOLS = {'pooled': (POOL_DIR, ('--pool-keeper=no',)),
          'resident': (RESIDENT_POOL_DIR, ('--pool-keeper=yes',))}
 # the pool of each pooled contender
 POOL_OF = {'pooled': 'pooled', 'library': 'pooled',

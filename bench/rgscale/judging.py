@@ -82,6 +82,9 @@ class Bench:
         self.compare = os.path.abspath(opts.compare or os.path.join(
             os.path.dirname(os.path.dirname(self.runguard)), 'bench',
             'scale_compare'))
+        self.trivial = os.path.abspath(opts.trivial_program or os.path.join(
+            os.path.dirname(os.path.dirname(self.runguard)), 'bench',
+            'programs', 'trivial'))
         self.compiler_cmd = None
         self.calls = []
         self.submissions = []
@@ -98,7 +101,8 @@ class Bench:
     def pool_args(self):
         if self.opts.mode not in POOL_MODES:
             return []
-        keeper = ['--pool-keeper=yes'] if self.opts.mode == 'resident' else []
+        keeper = ['--pool-keeper=%s'
+                  % ('yes' if self.opts.mode == 'resident' else 'no')]
         return ['--pool-size=%d' % self.opts.pool_size,
                 '--pool-dir=' + self.opts.pool_dir] + keeper
 

@@ -54,6 +54,10 @@ class Run:
         bench, opts = self.bench, self.opts
         os.makedirs(bench.base)
         private_runguard(bench)
+        if opts.workload == 'trivial':
+            self.preflight_report = {'workload': 'trivial',
+                                     'program': bench.trivial}
+            return
         print('scale: test data (%d cases, up to %d numbers)' % (
             opts.tests, opts.test_size), flush=True)
         self.cases = make_testdata(os.path.join(bench.base, 'testdata'),

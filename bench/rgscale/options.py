@@ -27,6 +27,14 @@ def parse_args(argv):
     p.add_argument('--mode', choices=('per-run',) + POOL_MODES,
                    default='per-run',
                    help='resident: pooled with a keeper per slot')
+    p.add_argument('--workload', choices=('judging', 'trivial'),
+                   default='judging',
+                   help='judging: compile, run and compare submissions; '
+                   'trivial: only test-case runs of a static program that '
+                   'exits at once (the cost of runguard itself)')
+    p.add_argument('--trivial-program', metavar='PATH',
+                   help='the program of --workload trivial (default: '
+                   '<build>/bench/programs/trivial)')
     p.add_argument('--workers', type=int, default=2 * ncpu, metavar='K')
     p.add_argument('--tests', type=int, default=10, metavar='T',
                    help='test cases per submission (default 10)')

@@ -25,6 +25,12 @@ def setup(opts):
         raise SetupError('no runguard at %s (./scripts/build)' % opts.runguard)
     prefix, runuser, rungroup = judge_config(opts)
     bench = Bench(opts, prefix, runuser, rungroup)
+    ensure_run_users(runuser, rungroup, opts.workers)
+    if opts.workload == 'trivial':
+        if not os.access(bench.trivial, os.X_OK):
+            raise SetupError('no program at %s (ninja -C build)'
+                             % bench.trivial)
+        return bench
     if not os.access(bench.compare, os.X_OK):
         raise SetupError('no validator at %s (ninja -C build)' % bench.compare)
     compiler = shutil.which(opts.compiler)
@@ -32,7 +38,6 @@ def setup(opts):
         raise SetupError('compiler %s not found' % opts.compiler)
     std = opts.std if opts.std and supports_std(compiler, opts.std) else ''
     bench.compiler_cmd = compiler_command(compiler, std)
-    ensure_run_users(runuser, rungroup, opts.workers)
     return bench
 
 
@@ -55,7 +60,8 @@ def machine_info(bench):
         'runguard_mtime': time.strftime('%Y-%m-%dT%H:%M:%S%z', time.localtime(
             os.stat(bench.runguard).st_mtime)),
         'runguard_version': first_line([bench.runguard, '--version']),
-        'compiler_version': first_line([bench.compiler_cmd[0], '--version']),
+        'compiler_version': (first_line([bench.compiler_cmd[0], '--version'])
+                             if bench.compiler_cmd else None),
         'cmdline': read_text('/proc/cmdline').strip(),
         'in_lab': 'LAB_RESULTS_DIR' in os.environ,
         'python': sys.version.split()[0],

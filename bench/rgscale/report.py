@@ -11,7 +11,7 @@ from .worker import SUB_COLUMNS
 from .options import POOL_MODES
 
 # The options recorded in the result's params, under their own names.
-PARAM_OPTIONS = ('mode', 'workers', 'tests', 'minutes', 'sample_seconds',
+PARAM_OPTIONS = ('mode', 'workload', 'workers', 'tests', 'minutes', 'sample_seconds',
                  'pool_size', 'pool_dir', 'test_size', 'time_scale', 'seed')
 
 

@@ -51,15 +51,19 @@ class Worker(threading.Thread):
         _make_dirs(self.judging, ('compile', 0o777))
 
     def submission(self):
-        """Compile, then judge every test case; one row of SUB_COLUMNS."""
+        """Compile, then judge every test case; one row of SUB_COLUMNS.
+        --workload trivial: the test-case runs only (trivial_runs)."""
         b = self.b
         index = b.next_index()
-        name, text = self.variants[index % len(self.variants)]
         start = time.monotonic()
         self.fresh_judging_dir()
-        verdict = 'COMPILER-ERROR'
-        if self.compile(submission_source(text, index)):
-            verdict = self.judge()
+        if b.opts.workload == 'trivial':
+            name, verdict = 'trivial', self.trivial_runs()
+        else:
+            name, text = self.variants[index % len(self.variants)]
+            verdict = 'COMPILER-ERROR'
+            if self.compile(submission_source(text, index)):
+                verdict = self.judge()
         b.submissions.append((round(b.now(), 3), self.w, index, name,
                               round(time.monotonic() - start, 3),
                               verdict == 'CORRECT', verdict))
@@ -77,6 +81,33 @@ class Worker(threading.Thread):
                 b.verdicts[v] += 1
             if v != 'CORRECT' and verdict == 'CORRECT':
                 verdict = v
+        return verdict
+
+    def trivial_runs(self):
+        """--tests test-case calls of a static program that exits at once,
+        with DOMjudge's options and directories, and no compile or compare
+        step: what is left is runguard's own cost per call."""
+        b = self.b
+        program = os.path.join(self.judging, 'compile', 'program')
+        shutil.copyfile(b.trivial, program)
+        os.chmod(program, 0o755)
+        verdict = 'CORRECT'
+        for rank in range(1, b.opts.tests + 1):
+            if b.stop.is_set():
+                return 'ABORTED'
+            rel = 'testcase%05d/1' % rank
+            tdir = os.path.join(self.judging, rel)
+            self.prepare_testcase(tdir, None)
+            meta = self.run_program(tdir, rel)
+            v = run_verdict(meta, {}, 42)   # nothing to compare
+            with b.lock:
+                b.verdicts[v] += 1
+            if v != 'CORRECT':
+                b.fail('testcase', self.w, v, {
+                    'rank': rank, 'run_meta': meta, 'runguard_err':
+                    tail(os.path.join(tdir, 'runguard.err'))})
+                if verdict == 'CORRECT':
+                    verdict = v
         return verdict
 
     def compile(self, source):
@@ -104,13 +135,17 @@ class Worker(threading.Thread):
         return ok
 
     def prepare_testcase(self, tdir, case):
-        """The directories, program and data of sample-judging's run."""
-        inp, ans, _ = case
+        """The directories, program and data of sample-judging's run;
+        an empty input without a case (--workload trivial)."""
         _make_dirs(tdir, ('execdir', 0o755), ('feedback', 0o777))
         os.chmod(os.path.dirname(tdir), 0o755)
         os.chmod(tdir, 0o755)
         os.link(os.path.join(self.judging, 'compile', 'program'),
                 os.path.join(tdir, 'execdir', 'program'))
+        if case is None:
+            open(os.path.join(tdir, 'testdata.in'), 'w').close()
+            return
+        inp, ans, _ = case
         shutil.copyfile(inp, os.path.join(tdir, 'testdata.in'))
         shutil.copyfile(ans, os.path.join(tdir, 'testdata.out'))
 

@@ -128,7 +128,9 @@ RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
 /*
  * Resident slots: each slot has a keeper process (PID 1 of the slot's own
  * PID namespace, in its namespaces and cgroup) that forks the runs, so a
- * run joins no namespace and no cgroup. Default false.
+ * run joins no namespace and no cgroup. Default false here (the CLI's
+ * default is true): the keeper is forked from the caller without exec and
+ * keeps a copy-on-write image of the caller's memory (docs/pool.md).
  */
 RG_EXPORT void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable);
 

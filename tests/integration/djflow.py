@@ -56,7 +56,8 @@ MARKER = '# written by the runguard DOMjudge-flow harness (djflow.py)'
 LOCK_FILE = '/run/rgflow.lock'
 MODES = ('per-run', 'pooled', 'resident')
 # the pooled modes: what /etc/runguard.conf adds to the pool's settings
-POOL_SETTINGS = {'pooled': '', 'resident': 'pool-keeper = yes\n'}
+POOL_SETTINGS = {'pooled': 'pool-keeper = no\n',
+                 'resident': 'pool-keeper = yes\n'}
 
 # chroot-startstop.sh on x86_64, and the /etc files our chroot needs
 SUBDIRMOUNTS = ('etc', 'usr', 'lib', 'bin', 'lib64')

@@ -58,8 +58,9 @@ LIMIT_KB = '262144'
 # ---------------------------------------------------------------------------
 
 # yes: every pooled run of this suite with a keeper per slot (meson's
-# integration-pool-keeper)
-POOL_KEEPER = os.environ.get('RG_POOL_KEEPER', '')
+# integration-pool-keeper); no (unset): without keepers (integration-pool).
+# Always passed on, so that neither depends on runguard's default (yes).
+POOL_KEEPER = os.environ.get('RG_POOL_KEEPER') or 'no'
 
 
 def parse_kv(text):
@@ -381,8 +382,7 @@ class PoolTestCase(RGTestCase):
         e = dict(CALLER_ENV)
         e['RUNGUARD_CONFIG'] = self.conf
         # the whole suite again with resident slots (meson: pool-keeper)
-        if POOL_KEEPER:
-            e['RUNGUARD_POOL_KEEPER'] = POOL_KEEPER
+        e['RUNGUARD_POOL_KEEPER'] = POOL_KEEPER
         e.update(extra)
         return e
 
@@ -1292,7 +1292,8 @@ class PoolRebootTest(PoolTestCase):
 
 class PoolChurnTest(PoolTestCase):
     """500 pooled runs make no cgroup, namespace or mount, on every kernel
-    with the default settings (on v2 5.19-6.11 the peak is sampled)."""
+    with the default settings (on v2 5.19-6.11 the peak is sampled), also
+    when the runs alternate two memory limits."""
 
     pool_size = 1
     WARMUP = 20
@@ -1306,8 +1307,14 @@ class PoolChurnTest(PoolTestCase):
             with open(self.conf, 'w') as f:
                 f.write('v2-memory-peak = exact\n')
 
+    # DOMjudge's test-case and script memory limits (KiB): one judgedaemon's
+    # run, compare and compile calls alternate them in its slot, which
+    # writes the limit over the keeper, not with a new one
+    MEMORY_LIMITS_KB = ('262144', '2097152')
+
     def run_ns(self, i):
-        r = self.prg(self.probe, 'ns', meta='meta-churn')
+        r = self.prg('-m', self.MEMORY_LIMITS_KB[i % 2], self.probe, 'ns',
+                     meta='meta-churn')
         if i < 3 or r.rc != 0 or r.m.get('pool-slot') != '0':
             self.assertPoolMeta(r, slots=(0,))
         return ns_of(parse_kv(r.stdout))
@@ -2439,6 +2446,41 @@ class ResidentSlotTest(PoolTestCase):
         self.assertPoolMeta(r)
         self.assertEqual(r.stdout.split(), [d, '0027', '77', '-rw-r-----'],
                          r.describe())
+
+
+class ResidentLimitTest(PoolTestCase):
+    """A new memory limit is written over the slot's live keeper (as
+    DOMjudge's calls alternate the script and the problem limit), and it
+    is the limit the run gets, lower and higher."""
+
+    pool_size = 1
+
+    def env(self, **extra):
+        extra.setdefault('RUNGUARD_POOL_KEEPER', 'yes')
+        return super().env(**extra)
+
+    def hog(self, limit_kb, mib, meta):
+        return self.prg('-m', limit_kb, '-t', '20', self.prog('memhog'),
+                        str(mib), meta=meta)
+
+    def test_limit_changes_over_the_same_keeper(self):
+        r = self.hog('262144', 20, 'meta-1')
+        self.assertPoolMeta(r, slots=(0,))
+        keepers = keeper_pids(self.show().cgroup)
+        self.assertEqual(len(keepers), 1, keepers)
+        # lower: memhog dies at 32 MiB, not at the 256 MiB of before
+        r = self.hog('32768', 200, 'meta-2')
+        self.assertIsNotNone(r.meta, r.describe())
+        self.assertNotEqual(r.i('exitcode'), 0, r.describe())
+        self.assertLessEqual(r.i('memory-bytes'), 32 * MIB + 4 * MIB,
+                             r.describe())
+        # higher again: 100 MiB fit, nothing of the low limit is left
+        r = self.hog('262144', 100, 'meta-3')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertGreaterEqual(r.i('memory-bytes'), 100 * MIB,
+                                r.describe())
+        self.assertEqual(keeper_pids(self.show().cgroup), keepers,
+                         'the keeper was replaced for a new memory limit')
 
 
 if __name__ == '__main__':
