@@ -130,6 +130,8 @@ int main(int argc, char **argv)
 	j.keeper = argc == 8;
 	options.dir = argv[1];
 	options.size = (unsigned int)strtoul(argv[2], NULL, 10);
+	/* every slot's keeper started now, not by its first test case */
+	options.keepers = j.keeper;
 	nthreads = (unsigned int)strtoul(argv[3], NULL, 10);
 	j.cases = (unsigned int)strtoul(argv[4], NULL, 10);
 	j.user = argv[5];

@@ -585,15 +585,16 @@ static int open_pool_dir(struct rg_pool_lease *l, const struct rg_config *cfg,
 	return 0;
 }
 
-int rg_slot_acquire_pooled(const struct rg_config *cfg,
-			   const struct rg_pool *pool, int wake_fd,
-			   struct rg_slot **out, struct rg_error *err)
+static struct rg_pool_lease *new_lease(const struct rg_config *cfg,
+				       const struct rg_pool *pool,
+				       struct rg_error *err)
 {
 	struct rg_pool_lease *l = calloc(1, sizeof(*l));
-	struct pool_header h;
 
-	if (!l)
-		return rg_fail(err, errno, "allocating a slot lease");
+	if (!l) {
+		rg_fail(err, errno, "allocating a slot lease");
+		return NULL;
+	}
 	rg_slot_init(&l->slot, &pooled_slot_ops);
 	l->slot.namespaces_outlive_run = true;
 	l->exact_v2_peak = cfg->pool_v2_exact_peak;
@@ -602,8 +603,20 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg,
 	l->dir_fd = -1;
 	if (open_pool_dir(l, cfg, pool, err) < 0) {
 		free_lease(l);
-		return -1;
+		return NULL;
 	}
+	return l;
+}
+
+int rg_slot_acquire_pooled(const struct rg_config *cfg,
+			   const struct rg_pool *pool, int wake_fd,
+			   struct rg_slot **out, struct rg_error *err)
+{
+	struct rg_pool_lease *l = new_lease(cfg, pool, err);
+	struct pool_header h;
+
+	if (!l)
+		return -1;
 	if (lock_a_slot(cfg, wake_fd, l, &h, err) < 0 ||
 	    prepare_slot(l, cfg, &h, err) < 0) {
 		/* the record stays "in use": the next holder cleans up */
@@ -768,3 +781,65 @@ static const struct rg_slot_ops resident_slot_ops = {
 	.release = pooled_release,
 	/* no watchdog: the keeper sees its client die and kills the run */
 };
+
+/* -- keepers started with the pool (rg_pool_create) ------------------ */
+
+/*
+ * Slot `index`, if it is free and has no live keeper, prepared as its
+ * first run with keepers would prepare it (no memory limit, no cpuset:
+ * the next run writes its own over the keeper), then marked clean without
+ * counting a run. A held slot is left to its holder.
+ */
+static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
+			   struct rg_error *err)
+{
+	struct rg_pool_lease *l = new_lease(cfg, NULL, err);
+	struct pool_header h;
+	int pool_lock, rc;
+
+	if (!l)
+		return -1;
+	rc = lock_pool_shared(l->dir_fd, index + 1, &pool_lock, &h, err);
+	if (rc > 0)
+		l->lock_fd = try_lock_slot(l->dir_fd, index);
+	rg_close_fd(&pool_lock);
+	if (rc == 0)
+		rg_fail(err, ENOENT, "the pool was destroyed meanwhile");
+	rg_pool_slot_name(index, l->name, sizeof(l->name));
+	if (rc > 0 && l->lock_fd >= 0 &&
+	    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+			      &l->keeper_pid, err) < 0) {
+		l->index = index;
+		rc = prepare_slot(l, cfg, &h, err);
+		l->rec.state = SLOT_CLEAN;
+		l->rec.holder = 0;
+		if (rc == 0)
+			rc = rg_pool_write_record(l->dir_fd, index, &l->rec,
+						  err);
+	}
+	free_lease(l);
+	if (rc < 0)
+		return rg_fail_context(err, "starting the keeper of slot %u",
+				       index);
+	return 0;
+}
+
+int rg_pool_start_keepers(const struct rg_pool_options *o,
+			  struct rg_error *err)
+{
+	struct rg_config *cfg = rg_config_new(err);
+	int rc = 0;
+
+	if (!cfg)
+		return -1;
+	if (rg_config_set_pool(cfg, o->dir, o->size, err) < 0 ||
+	    (o->cgroup_parent &&
+	     rg_config_set_cgroup_parent(cfg, o->cgroup_parent, err) < 0))
+		rc = -1;
+	cfg->pool_keeper = true;
+	cfg->pool_favordynmods = o->favordynmods;
+	for (unsigned int i = 0; rc == 0 && i < o->size; i++)
+		rc = start_keeper_in(cfg, i, err);
+	rg_config_free(cfg);
+	return rc;
+}

@@ -672,6 +672,8 @@ int rg_pool_create(const struct rg_pool_options *options,
 		return -1;
 	rc = rg_pool_ensure(dir_fd, o.dir, &o, &h, err);
 	close(dir_fd);
+	if (rc == 0 && o.keepers)
+		rc = rg_pool_start_keepers(&o, err);
 	return rc;
 }
 

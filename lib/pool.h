@@ -117,6 +117,13 @@ int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
  */
 int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err);
 int rg_pool_read_header(int dir_fd, struct pool_header *h);
+/*
+ * The keeper of every free slot that has none started, as a slot's first
+ * run with keepers would (lease.c). Slots that are held are skipped.
+ */
+int rg_pool_start_keepers(const struct rg_pool_options *o,
+			  struct rg_error *err);
+
 int rg_pool_ensure(int dir_fd, const char *dir,
 		   const struct rg_pool_options *o, struct pool_header *h,
 		   struct rg_error *err);

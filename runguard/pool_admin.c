@@ -86,6 +86,7 @@ static int create(const struct rg_cli_settings *s, struct rg_error *err)
 		.cgroup_parent = RG_CGROUP_PARENT,
 		/* keepers attach once per slot, not per run (docs/pool.md) */
 		.favordynmods = s->favordynmods && !s->keeper,
+		.keepers = s->keeper,
 	};
 
 	if (s->pool_size == 0)

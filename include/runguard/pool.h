@@ -34,6 +34,13 @@ struct rg_pool_options {
 	 * period after idle (5-7 ms). Host-wide effect: see docs/pool.md.
 	 */
 	bool favordynmods;
+	/*
+	 * Start a keeper in every free slot that has none (resident slots,
+	 * rg_config_set_pool_keeper()), so that no run pays for it. Forked
+	 * from the caller: see docs/pool.md before setting it in a large
+	 * process. Runs that do not want keepers stop them.
+	 */
+	bool keepers;
 };
 
 /* Create the pool, or complete a half-made one. Idempotent. */

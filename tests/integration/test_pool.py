@@ -2374,6 +2374,33 @@ class ResidentSlotTest(PoolTestCase):
         self.assertEqual(keeper_pids(self.show().cgroup), keepers,
                          'a keeper was replaced between clean runs')
 
+    def test_pool_create_starts_the_keepers(self):
+        """--pool-create (and the systemd unit) starts every slot's keeper,
+        so that no run pays for it; without keepers it starts none."""
+        r = self.admin('--pool-size=2', '--pool-create',
+                       env=self.env(RUNGUARD_POOL_KEEPER='no'))
+        self.assertEqual(r.rc, 0, r.describe())
+        s = self.show()
+        self.assertEqual(keeper_pids(s.cgroup), [])
+        r = self.admin('--pool-size=2', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        keepers = keeper_pids(s.cgroup)
+        self.assertEqual(len(keepers), 2, keepers)
+        s = self.show()
+        self.assertEqual([x['runs'] for x in s.slots], [0, 0],
+                         'starting a keeper counted as a run')
+        r = self.admin('--pool-size=2', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertEqual(keeper_pids(s.cgroup), keepers,
+                         'a second --pool-create replaced live keepers')
+        # DOMjudge's limit is written over the keeper started without one
+        for i in range(3):
+            self.assertPoolMeta(self.prg('-m', '262144', '-t', '20',
+                                         self.probe, 'ns',
+                                         meta='meta-%d' % i))
+        self.assertEqual(keeper_pids(s.cgroup), keepers,
+                         'the first runs replaced the keepers')
+
     def test_run_dies_at_once_with_its_runguard(self):
         h = self.start(['-t', '120', self.probe, 'daemon', '60'],
                        'meta-crash', stdout=subprocess.DEVNULL)
