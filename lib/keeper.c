@@ -569,6 +569,28 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 	return 0;
 }
 
+pid_t rg_keeper_probe(int dir_fd, const char *name)
+{
+	struct sockaddr_un sa;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	pid_t pid = 0;
+	int fd;
+
+	if (socket_path(dir_fd, name, &sa) < 0)
+		return 0;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return 0;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		pid = errno == EAGAIN ? -1 : 0;
+	else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+		 cred.uid == 0)
+		pid = cred.pid;
+	close(fd);
+	return pid;
+}
+
 /* Our keeper, not a process that got its pid since (a pidfd is safe). */
 static bool is_keeper(pid_t pid)
 {

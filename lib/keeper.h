@@ -46,6 +46,13 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err);
 
 /*
+ * Whether slot name has a live keeper, without waiting for it: its pid,
+ * 0 when it has none, -1 when it is alive but too busy to tell (its
+ * backlog is full). The keeper sees a client that asks for nothing.
+ */
+pid_t rg_keeper_probe(int dir_fd, const char *name);
+
+/*
  * SIGKILL the keeper (the kernel then kills its whole PID namespace) and
  * wait until it is gone. Not with cgroup.kill: some kernels kill every
  * child later born into a cgroup that had it written (cgroup.h).

@@ -21,6 +21,7 @@
 #include "cgroup.h"
 #include "cgroup_backend.h"
 #include "error.h"
+#include "keeper.h"
 #include "ns.h"
 #include "rg-build-config.h"
 #include "util.h"
@@ -712,6 +713,21 @@ static void fill_slot_info(int dir_fd, unsigned int index,
 	s->settings_known = rec.flags & SLOT_SETTINGS_KNOWN;
 	s->memory_limit = rec.memory_limit;
 	snprintf(s->cpuset, sizeof(s->cpuset), "%s", rec.cpuset);
+}
+
+int rg_pool_slot_keeper(const char *dir, unsigned int index, pid_t *pid,
+			struct rg_error *err)
+{
+	char name[32];
+	int dir_fd;
+
+	if (rg_pool_open_dir(dir ? dir : RG_POOL_DIR_DEFAULT, false, &dir_fd,
+			     err) < 0)
+		return -1;
+	rg_pool_slot_name(index, name, sizeof(name));
+	*pid = rg_keeper_probe(dir_fd, name);
+	close(dir_fd);
+	return 0;
 }
 
 int rg_pool_show(const char *dir, struct rg_pool_info *info,

@@ -43,19 +43,31 @@ static void format_limit(const struct rg_pool_slot_info *s, char *buf,
 		snprintf(buf, len, "%" PRIu64, s->memory_limit);
 }
 
-static void print_slot(FILE *out, const struct rg_pool_slot_info *s)
+/* A pid, "-" for none (0), "busy" for alive but unknown (-1). */
+static void format_pid(pid_t pid, char *buf, size_t size)
 {
-	char reset[40], limit[32], holder[16];
+	if (pid > 0)
+		snprintf(buf, size, "%d", (int)pid);
+	else
+		snprintf(buf, size, "%s", pid < 0 ? "busy" : "-");
+}
+
+static void print_slot(FILE *out, const char *dir,
+		       const struct rg_pool_slot_info *s)
+{
+	char reset[40], limit[32], holder[16], keeper[16];
+	struct rg_error ignored;
+	pid_t keeper_pid;
 
 	format_time(s->last_reset, reset, sizeof(reset));
 	format_limit(s, limit, sizeof(limit));
-	if (s->holder > 0)
-		snprintf(holder, sizeof(holder), "%d", (int)s->holder);
-	else
-		snprintf(holder, sizeof(holder), "-");
-	fprintf(out, "%-5u %-6s %-8s %-8" PRIu64 " %-25s %-13s %s\n",
-		s->index, state_name(s->state), holder, s->runs, reset, limit,
-		s->settings_known && s->cpuset[0] ? s->cpuset : "-");
+	format_pid(s->holder, holder, sizeof(holder));
+	if (rg_pool_slot_keeper(dir, s->index, &keeper_pid, &ignored) < 0)
+		keeper_pid = 0;
+	format_pid(keeper_pid, keeper, sizeof(keeper));
+	fprintf(out, "%-5u %-6s %-8s %-8s %-8" PRIu64 " %-25s %-13s %s\n",
+		s->index, state_name(s->state), holder, keeper, s->runs, reset,
+		limit, s->settings_known && s->cpuset[0] ? s->cpuset : "-");
 }
 
 static int show(const char *dir, FILE *out, struct rg_error *err)
@@ -70,10 +82,11 @@ static int show(const char *dir, FILE *out, struct rg_error *err)
 	fprintf(out, "pool %s: %u slots, cgroup v%d, cgroups %s, created %s%s\n",
 		dir, info.size, info.cgroup_version, info.cgroup_path, created,
 		info.favordynmods ? ", favordynmods" : "");
-	fprintf(out, "%-5s %-6s %-8s %-8s %-25s %-13s %s\n", "slot", "state",
-		"holder", "runs", "last-reset", "memory-limit", "cpuset");
+	fprintf(out, "%-5s %-6s %-8s %-8s %-8s %-25s %-13s %s\n", "slot",
+		"state", "holder", "keeper", "runs", "last-reset",
+		"memory-limit", "cpuset");
 	for (unsigned int i = 0; i < info.size; i++)
-		print_slot(out, &slots[i]);
+		print_slot(out, dir, &slots[i]);
 	free(slots);
 	return 0;
 }

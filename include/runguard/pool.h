@@ -88,6 +88,14 @@ RG_EXPORT int rg_pool_show(const char *dir, struct rg_pool_info *info,
 			   struct rg_pool_slot_info **slots,
 			   struct rg_error *err);
 
+/*
+ * Slot index's keeper (resident slots): *pid is its pid, 0 when the slot
+ * has none, -1 when it is alive but too busy to answer. Asks the keeper
+ * itself (a connection that requests nothing), not the slot table.
+ */
+RG_EXPORT int rg_pool_slot_keeper(const char *dir, unsigned int index,
+				  pid_t *pid, struct rg_error *err);
+
 struct rg_prewarm_stats {
 	uint64_t files;
 	uint64_t bytes;

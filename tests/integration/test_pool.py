@@ -33,7 +33,7 @@ from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
 POOL_META_RE = dict(META_VALUE_RE)
 POOL_META_RE['pool-slot'] = r'[0-9]+'
 
-SHOW_HEADER = ['slot', 'state', 'holder', 'runs', 'last-reset',
+SHOW_HEADER = ['slot', 'state', 'holder', 'keeper', 'runs', 'last-reset',
                'memory-limit', 'cpuset']
 SHOW_FIRST_RE = (r'pool (?P<dir>\S+): (?P<size>[0-9]+) slots, cgroup '
                  r'v(?P<version>[12]), cgroups (?P<cgroup>\S+/pool-[^/\s]+)'
@@ -238,13 +238,14 @@ class Show:
         self.slots = []
         for ln in lines[2:]:
             f = ln.split()
-            if len(f) != 7:
+            if len(f) != len(SHOW_HEADER):
                 raise AssertionError('bad slot row %r in --pool-show:\n%s'
                                      % (ln, text))
             row = dict(zip(SHOW_HEADER, f))
             ok = (re.fullmatch(r'[0-9]+', row['slot'])
                   and row['state'] in ('free', 'held', 'dirty')
                   and re.fullmatch(r'-|[0-9]+', row['holder'])
+                  and re.fullmatch(r'-|busy|[0-9]+', row['keeper'])
                   and re.fullmatch(r'[0-9]+', row['runs'])
                   and re.fullmatch(r'-|' + ISO8601_RE, row['last-reset'])
                   and re.fullmatch(r'-|max|[0-9]+', row['memory-limit'])
@@ -2382,6 +2383,7 @@ class ResidentSlotTest(PoolTestCase):
         self.assertEqual(r.rc, 0, r.describe())
         s = self.show()
         self.assertEqual(keeper_pids(s.cgroup), [])
+        self.assertEqual([x['keeper'] for x in s.slots], ['-', '-'], s.text)
         r = self.admin('--pool-size=2', '--pool-create')
         self.assertEqual(r.rc, 0, r.describe())
         keepers = keeper_pids(s.cgroup)
@@ -2389,6 +2391,9 @@ class ResidentSlotTest(PoolTestCase):
         s = self.show()
         self.assertEqual([x['runs'] for x in s.slots], [0, 0],
                          'starting a keeper counted as a run')
+        # --pool-show asks each keeper for its pid
+        self.assertEqual(sorted(int(x['keeper']) for x in s.slots), keepers,
+                         s.text)
         r = self.admin('--pool-size=2', '--pool-create')
         self.assertEqual(r.rc, 0, r.describe())
         self.assertEqual(keeper_pids(s.cgroup), keepers,
