@@ -804,7 +804,7 @@ static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
 		l->lock_fd = try_lock_slot(l->dir_fd, index);
 	rg_close_fd(&pool_lock);
 	if (rc == 0)
-		rg_fail(err, ENOENT, "the pool was destroyed meanwhile");
+		rc = rg_fail(err, ENOENT, "the pool was destroyed meanwhile");
 	rg_pool_slot_name(index, l->name, sizeof(l->name));
 	if (rc > 0 && l->lock_fd >= 0 &&
 	    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,

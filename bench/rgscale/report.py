@@ -11,8 +11,9 @@ from .worker import SUB_COLUMNS
 from .options import POOL_MODES
 
 # The options recorded in the result's params, under their own names.
-PARAM_OPTIONS = ('mode', 'workload', 'workers', 'tests', 'minutes', 'sample_seconds',
-                 'pool_size', 'pool_dir', 'test_size', 'time_scale', 'seed')
+PARAM_OPTIONS = ('mode', 'workload', 'workers', 'tests', 'minutes',
+                 'sample_seconds', 'pool_size', 'pool_dir', 'test_size',
+                 'time_scale', 'seed')
 
 
 def _params(bench):
