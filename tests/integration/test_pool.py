@@ -316,7 +316,7 @@ class PoolTestCase(RGTestCase):
     def own_pool_names(self):
         """The cgroup names (pool-XXXXXXXX) of this test's pools: from
         --pool-show, and the documented hash of the pool directory
-        (docs/pool.md; FNV-1a of its real path, lib/pool.c) for pools
+        (docs/pool.md; FNV-1a of its real path, lib/pool/pool.c) for pools
         that were never shown."""
         names = {os.path.basename(cg) for cg in self.pool_cgroups.values()}
         for d in self.pools:
@@ -2317,7 +2317,7 @@ class PoolDirTrustTest(PoolTestCase):
 
 
 # ---------------------------------------------------------------------------
-# Resident slots: a keeper per slot (lib/keeper.c)
+# Resident slots: a keeper per slot (lib/pool/keeper.c)
 # ---------------------------------------------------------------------------
 
 def keeper_pids(pool_cgroup):
