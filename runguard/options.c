@@ -33,6 +33,7 @@ enum {
 	OPT_POOL_SHOW,
 	OPT_POOL_DESTROY,
 	OPT_POOL_PREWARM,
+	OPT_JSON,
 };
 
 /*
@@ -71,6 +72,7 @@ static const struct option long_options[] = {
 	{ "pool-show",		no_argument,		NULL, OPT_POOL_SHOW },
 	{ "pool-destroy",	optional_argument,	NULL, OPT_POOL_DESTROY },
 	{ "pool-prewarm",	no_argument,		NULL, OPT_POOL_PREWARM },
+	{ "json",		no_argument,		NULL, OPT_JSON },
 	{ NULL,			0,			NULL, 0 },
 };
 
@@ -360,6 +362,9 @@ static int handle_option(struct rg_cli_options *o, int opt, char *arg,
 	case OPT_POOL_KEEPER: /* yes|no, checked with the other settings */
 		o->pool_keeper = arg;
 		return 0;
+	case OPT_JSON: /* checked once the command is known */
+		o->json = true;
+		return 0;
 	case OPT_POOL_CREATE:
 	case OPT_POOL_SHOW:
 	case OPT_POOL_DESTROY:
@@ -423,6 +428,10 @@ int rg_cli_parse(struct rg_cli_options *o, int argc, char **argv,
 	first = optind < argc ? optind : argc;
 	o->command = argv + first;
 	o->command_argc = argc - first;
+	if (o->json && o->pool_command != RG_CLI_POOL_SHOW) {
+		rg_fail(err, 0, "--json goes with --pool-show only");
+		goto fail;
+	}
 	/* Never keep root's groups for a user: default to its namesake. */
 	if (o->user && !o->group &&
 	    rg_cli_default_group(o->user, &o->gid, err))

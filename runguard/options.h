@@ -76,6 +76,7 @@ struct rg_cli_options {
 	const char *pool_dir;		/* --pool-dir */
 	const char *pool_keeper;	/* --pool-keeper (yes|no) */
 	enum rg_cli_pool_command pool_command; /* --pool-create ... */
+	bool json;			/* --json: --pool-show for tools */
 
 	bool show_help;			/* --help (beats --version) */
 	bool show_version;		/* --version */

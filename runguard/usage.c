@@ -51,6 +51,7 @@ static const char options_text[] =
 	"Pool administration (one of these, then exit; no COMMAND):\n"
 	"      --pool-create      create the pool, or complete it, with --pool-size\n"
 	"      --pool-show        print the pool's slots and their state\n"
+	"      --json             with --pool-show: as one JSON object\n"
 	"      --pool-destroy[=force]\n"
 	"                         remove the pool; refused while a slot is held,\n"
 	"                           unless force: then the runs in it are ended\n"

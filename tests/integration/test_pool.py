@@ -13,6 +13,7 @@ and processes of the run user.  The test programs are tests/programs
 
 import fcntl
 import glob
+import json
 import os
 import re
 import resource
@@ -1723,6 +1724,41 @@ class PoolAdminTest(PoolTestCase):
             if x['runs']:
                 self.assertIn(x['memory-limit'],
                               ('-', str(int(LIMIT_KB) * 1024)), s.text)
+
+    def test_show_json_says_what_the_table_says(self):
+        r = self.admin('--pool-size=3', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        for i in range(2):
+            self.assertPoolMeta(self.prg('-m', LIMIT_KB, '-t', '20',
+                                         self.probe, 'ns', meta='meta%d' % i),
+                                slots=(0, 1, 2))
+        s = self.show()
+        r = self.admin('--pool-show', '--json')
+        self.assertEqual(r.rc, 0, r.describe())
+        j = json.loads(r.stdout)
+        self.assertEqual((j['dir'], j['size'], j['cgroup_version'],
+                          j['cgroup_path']),
+                         (s.dir, s.size, s.version, s.cgroup), r.stdout)
+        self.assertEqual(j['favordynmods'], ', favordynmods' in s.text)
+        self.assertEqual(len(j['slots']), 3, r.stdout)
+        for x, row in zip(j['slots'], s.slots):
+            keeper = {'alive': str(x['keeper']), 'busy': 'busy',
+                      'none': '-'}[x['keeper_state']]
+            self.assertEqual(
+                (x['slot'], x['state'], x['runs'], str(x['holder'] or '-'),
+                 keeper),
+                (row['slot'], row['state'], row['runs'], row['holder'],
+                 row['keeper']), r.stdout)
+            limit = row['memory-limit']
+            self.assertEqual(x['memory_limit'],
+                             int(limit) if limit.isdigit() else None,
+                             r.stdout)
+            self.assertEqual(x['settings_known'], limit != '-', r.stdout)
+            self.assertEqual(x['last_reset'] or '-', row['last-reset'])
+        self.assertEqual(sum(x['runs'] for x in j['slots']), 2, r.stdout)
+        r = self.admin('--pool-create', '--json')
+        self.assertNotEqual(r.rc, 0, r.describe())
+        self.assertIn('--json goes with --pool-show only', r.stderr)
 
     def test_destroy_refused_while_held_then_forced(self):
         r = self.admin('--pool-size=1', '--pool-create')

@@ -445,16 +445,20 @@ static void test_our_table_matches_dj(void **state)
 				 dj_options[i].has_arg);
 	}
 	/*
-	 * The additions come after and start with "se", "a" and "po" (no
-	 * DOMjudge long option starts with 'p').
+	 * The additions come after and start with "se", "a", "po" and "j"
+	 * (no DOMjudge long option starts with 'p' or 'j').
 	 */
+	size_t i = N_DJ + 2;
+
 	assert_string_equal(table[N_DJ].name, "seccomp");
 	assert_string_equal(table[N_DJ + 1].name, "allow-core-dumps");
-	for (size_t i = N_DJ + 2; table[i].name; i++) {
-		assert_true(strncmp(table[i].name, "pool-", 5) == 0);
-		for (size_t j = 0; j < N_DJ; j++)
-			assert_true(dj_options[j].name[0] != 'p');
-	}
+	for (; table[i].name && strncmp(table[i].name, "pool-", 5) == 0; i++)
+		;
+	assert_string_equal(table[i].name, "json");
+	assert_null(table[i + 1].name);
+	for (size_t j = 0; j < N_DJ; j++)
+		assert_true(dj_options[j].name[0] != 'p' &&
+			    dj_options[j].name[0] != 'j');
 }
 
 /* ---- getopt behaviour ---- */
@@ -812,6 +816,25 @@ static void test_help_after_missing_default_group(void **state)
 	assert_non_null(strstr(err.message, "no group named `nobody'"));
 }
 
+/* --json is for --pool-show alone: anything else would ignore it */
+static void test_json_only_with_pool_show(void **state)
+{
+	struct rg_cli_options o;
+
+	(void)state;
+	parse_ok(&o, ARGV("--pool-show", "--json"));
+	assert_true(o.json);
+	assert_int_equal(o.pool_command, RG_CLI_POOL_SHOW);
+	rg_cli_options_free(&o);
+	parse_ok(&o, ARGV("--pool-show"));
+	assert_false(o.json);
+	rg_cli_options_free(&o);
+	parse_fails(ARGV("--json"), "--json goes with --pool-show only");
+	parse_fails(ARGV("--json", "--pool-create"),
+		    "--json goes with --pool-show only");
+	parse_fails(ARGV("--json", "true"), "--json goes with --pool-show only");
+}
+
 static void test_no_command(void **state)
 {
 	struct rg_cli_options o;
@@ -924,6 +947,7 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_help_names_every_long_option),
 		cmocka_unit_test(test_help_after_missing_default_group),
+		cmocka_unit_test(test_json_only_with_pool_show),
 		cmocka_unit_test(test_no_command),
 		cmocka_unit_test(test_users_and_groups),
 		cmocka_unit_test(test_empty_cpuset_kept),
