@@ -205,8 +205,10 @@ class StreamTest(RGTestCase):
     def test_escapee_flooding_output_does_not_block(self):
         # A setsid()ed grandchild keeps writing after the main child exited:
         # runguard must not wait for it (bounded by timeout(1) anyway).
+        # 2 s for yes to fill the 1 MiB limit: in the kernel lab under a
+        # loaded host 0.3 s was not always enough (6.12: nothing truncated).
         res = self.rg('-s', '1024', '-o', 'out', '/bin/sh', '-c',
-                      'setsid timeout 20 yes & sleep 0.3; exit 0',
+                      'setsid timeout 20 yes & sleep 2; exit 0',
                       timeout=40)
         self.assertRun(res, exitcode=0, truncated=True)
         self.assertLess(res.elapsed, 10, res.describe())
