@@ -539,54 +539,59 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 
 /* -- the client's side ----------------------------------------------- */
 
-int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
-		      struct rg_error *err)
+/*
+ * A connection to slot name's keeper (extra: SOCK_NONBLOCK or 0) and the
+ * keeper's pid: the fd, or -errno (EPERM: the peer is not root's, and a
+ * keeper is root's, so it is not ours to trust).
+ */
+static int dial_keeper(int dir_fd, const char *name, int extra, pid_t *pid)
 {
 	struct sockaddr_un sa;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	int fd;
+	int fd, errnum;
 
 	if (socket_path(dir_fd, name, &sa) < 0)
-		return rg_fail(err, ENAMETOOLONG, "keeper socket path");
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | extra, 0);
 	if (fd < 0)
-		return rg_fail(err, errno, "creating a socket");
+		return -errno;
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int errnum = errno;
-
+		errnum = errno;
 		close(fd);
-		return rg_fail(err, errnum, "connecting to %s's keeper", name);
+		return -errnum;
 	}
-	/* a keeper is root's: anything else is not ours to trust */
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    cred.uid != 0) {
 		close(fd);
-		return rg_fail(err, EPERM, "%s's keeper is not root's", name);
+		return -EPERM;
 	}
-	*conn = fd;
 	*pid = cred.pid;
+	return fd;
+}
+
+int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
+		      struct rg_error *err)
+{
+	int fd = dial_keeper(dir_fd, name, 0, pid);
+
+	if (fd == -EPERM)
+		return rg_fail(err, EPERM, "%s's keeper is not root's", name);
+	if (fd < 0)
+		return rg_fail(err, -fd, "connecting to %s's keeper", name);
+	*conn = fd;
 	return 0;
 }
 
 pid_t rg_keeper_probe(int dir_fd, const char *name)
 {
-	struct sockaddr_un sa;
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
 	pid_t pid = 0;
-	int fd;
+	int fd = dial_keeper(dir_fd, name, SOCK_NONBLOCK, &pid);
 
-	if (socket_path(dir_fd, name, &sa) < 0)
-		return 0;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -EAGAIN)
+		return -1; /* alive, its backlog full */
 	if (fd < 0)
 		return 0;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		pid = errno == EAGAIN ? -1 : 0;
-	else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-		 cred.uid == 0)
-		pid = cred.pid;
 	close(fd);
 	return pid;
 }
