@@ -31,6 +31,7 @@ static int open_pool(struct lib_command *lc,
 		     struct rg_error *err)
 {
 	struct rg_pool_options o = {
+		.struct_size = sizeof(o),
 		.dir = settings->pool_dir,
 		.size = settings->pool_size,
 		/* as the CLI: no run of a keeper attaches to a cgroup */
@@ -105,6 +106,13 @@ static long long thread_cpu_ns(void)
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 }
 
+/* As runguard: an exec failure is the submission's, not an error. */
+static bool ran_to_completion(enum rg_outcome outcome)
+{
+	return outcome == RG_OUTCOME_COMPLETED ||
+	       outcome == RG_OUTCOME_EXEC_FAILED;
+}
+
 /* As runguard: the result, or internal-error followed by what is valid. */
 static int write_meta(const struct lib_command *lc, int failed,
 		      const struct rg_result *res, const char *line)
@@ -116,7 +124,7 @@ static int write_meta(const struct lib_command *lc, int failed,
 		return -1;
 	if (failed)
 		rc = rg_meta_write_internal_error(meta, line);
-	if (!rc && (!failed || res->valid))
+	if (!rc && res->outcome != RG_OUTCOME_ERROR)
 		rc = rg_meta_write_result(meta, res, &lc->meta_options);
 	return fclose(meta) || rc ? -1 : 0;
 }
@@ -124,7 +132,7 @@ static int write_meta(const struct lib_command *lc, int failed,
 void lib_command_call(struct lib_command *lc, int in_fd, int out_fd,
 		      int err_fd, struct lib_call *call)
 {
-	struct rg_result res = { 0 };
+	struct rg_result res = RG_RESULT_INIT;
 	struct rg_error err = { 0 };
 	char text[sizeof(err.message) + 256];
 	char line[sizeof(text) + 32] = "";
@@ -134,8 +142,9 @@ void lib_command_call(struct lib_command *lc, int in_fd, int out_fd,
 	failed = rg_config_set_input_fd(lc->cfg, in_fd, &err) < 0 ||
 		 (!lc->opts.stdout_file &&
 		  rg_config_set_output_fd(lc->cfg, RG_STDOUT, out_fd, &err) < 0) ||
-		 (lc->pool ? rg_pool_run(lc->pool, lc->cfg, &res, &err) :
-			     rg_run(lc->cfg, &res, &err)) < 0;
+		 !ran_to_completion(lc->pool ?
+			 rg_pool_run(lc->pool, lc->cfg, &res, &err) :
+			 rg_run(lc->cfg, &res, &err));
 	if (failed)
 		snprintf(line, sizeof(line), "runguard: %s",
 			 rg_error_format(&err, text, sizeof(text)));

@@ -67,10 +67,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < runs; i++) {
-		struct rg_result res;
+		struct rg_result res = RG_RESULT_INIT;
 		double t0 = now();
 
-		if (rg_run(cfg, &res, &err) < 0) {
+		if (rg_run(cfg, &res, &err) != RG_OUTCOME_COMPLETED) {
 			fprintf(stderr, "run %d: %s\n", i,
 				rg_error_format(&err, msg, sizeof(msg)));
 			return 1;

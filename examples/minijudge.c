@@ -45,6 +45,8 @@ static const char *verdict(const struct rg_result *r, const char *out,
 	 * An OOM kill is a kernel fact; the time overrun of a program that
 	 * fills its memory can be a consequence of reclaim near the limit.
 	 */
+	if (r->outcome == RG_OUTCOME_EXEC_FAILED)
+		return "RUN-ERROR"; /* not a program this host can start */
 	if (r->oom_killed)
 		return "MEMORY-LIMIT";
 	if (r->wall_limit & RG_LIMIT_HARD || r->cpu_limit)
@@ -85,11 +87,11 @@ static int configure(struct rg_config *cfg, char **argv, uint64_t memory,
 int main(int argc, char **argv)
 {
 	struct rg_error err = { 0 };
-	struct rg_result res;
+	struct rg_result res = RG_RESULT_INIT;
+	enum rg_outcome outcome;
 	struct rg_config *cfg;
 	uint64_t memory = 256u << 20;
 	char msg[1200], *end;
-	int rc;
 
 	if (argc != 5 && argc != 6) {
 		fprintf(stderr, "usage: %s USER PROGRAM INPUT EXPECTED "
@@ -111,10 +113,12 @@ int main(int argc, char **argv)
 		rg_config_free(cfg);
 		return 2;
 	}
-	rc = rg_run(cfg, &res, &err);
+	outcome = rg_run(cfg, &res, &err);
 	rg_config_free(cfg);
-	if (rc < 0) {
-		fprintf(stderr, "minijudge: %s\n",
+	/* the judge's or the host's fault: no verdict for the submission */
+	if (outcome != RG_OUTCOME_COMPLETED &&
+	    outcome != RG_OUTCOME_EXEC_FAILED) {
+		fprintf(stderr, "minijudge: %s: %s\n", rg_outcome_name(outcome),
 			rg_error_format(&err, msg, sizeof(msg)));
 		return 2;
 	}

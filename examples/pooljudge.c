@@ -70,24 +70,24 @@ static int configure(struct rg_config *cfg, const struct judge *j,
 
 static void judge_case(struct judge *j, unsigned int number)
 {
+	enum rg_outcome outcome = RG_OUTCOME_ERROR;
+	struct rg_result res = RG_RESULT_INIT;
 	struct rg_config *cfg;
-	struct rg_result res;
 	struct rg_error err;
 	double start, end;
 	char arg[16], msg[1200];
-	int rc = -1;
 
 	snprintf(arg, sizeof(arg), "%u", number);
 	cfg = rg_config_new(&err);
 	start = now();
 	if (cfg && configure(cfg, j, arg, &err) == 0)
-		rc = rg_pool_run(j->pool, cfg, &res, &err);
+		outcome = rg_pool_run(j->pool, cfg, &res, &err);
 	end = now();
 	rg_config_free(cfg);
 	pthread_mutex_lock(&j->lock);
-	if (rc < 0) {
+	if (outcome != RG_OUTCOME_COMPLETED) {
 		j->failures++;
-		printf("case=%u error: %s\n", number,
+		printf("case=%u %s: %s\n", number, rg_outcome_name(outcome),
 		       rg_error_format(&err, msg, sizeof(msg)));
 	} else {
 		printf("case=%u exit=%d slot=%d start=%.6f end=%.6f\n", number,
@@ -115,7 +115,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct rg_pool_options options = { 0 };
+	struct rg_pool_options options = RG_POOL_OPTIONS_INIT;
 	struct judge j = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	pthread_t threads[64];
 	unsigned int nthreads, i;

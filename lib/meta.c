@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "abi.h"
+#include "result.h"
+
 __attribute__((format(printf, 3, 4)))
 static int put_key(FILE *meta, const char *key, const char *fmt, ...)
 {
@@ -140,11 +143,21 @@ static int put_extra(FILE *meta, const struct rg_result *result)
 int rg_meta_write_result(FILE *meta, const struct rg_result *result,
 			 const struct rg_meta_options *options)
 {
+	struct rg_meta_options o;
+	struct rg_result r;
+
+	if (!options || rg_abi_struct_size(options) <
+				RG_SIZE_THROUGH(struct rg_meta_options,
+						extra_keys) ||
+	    rg_result_copy_in(&r, result) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rg_abi_copy_in(&o, sizeof(o), options);
 	errno = 0;
-	if (put_exit(meta, result) ||
-	    put_times(meta, result, options->time_used) ||
-	    put_streams(meta, result, options->stream_limit_given) ||
-	    (options->extra_keys && put_extra(meta, result))) {
+	if (put_exit(meta, &r) || put_times(meta, &r, o.time_used) ||
+	    put_streams(meta, &r, o.stream_limit_given) ||
+	    (o.extra_keys && put_extra(meta, &r))) {
 		if (!errno)
 			errno = EIO;
 		return -1;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "cgroup.h"
 #include "env.h"
 #include "error.h"
@@ -366,8 +367,9 @@ static int collect(struct run *r, struct rg_error *err)
 		res->stream_bytes[i] = r->streams[i].consumed;
 		res->stream_truncated[i] = rg_stream_truncated(&r->streams[i]);
 	}
-	if (rg_spawn_exec_failed(&r->child, &res->exec_errno))
-		res->exec_failed = true;
+	res->outcome = rg_spawn_exec_failed(&r->child, &res->exec_errno) ?
+			       RG_OUTCOME_EXEC_FAILED :
+			       RG_OUTCOME_COMPLETED;
 	res->wall_time = timespec_diff(&r->sup.start, &r->sup.end);
 	res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
 	res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
@@ -377,7 +379,6 @@ static int collect(struct run *r, struct rg_error *err)
 	res->received_signal = r->sup.received_signal;
 	decide_exit(r);
 	decide_soft_limits(r);
-	res->valid = true;
 	return 0;
 }
 
@@ -398,10 +399,10 @@ static bool oom_killed_in_setup(const struct run *r)
 }
 
 /*
- * The child failed before exec and exits 255 by itself; 0 when it was
- * the run's memory limit that killed it (a normal result).
+ * The child failed before exec and exits 255 by itself: completed when it
+ * was the run's memory limit that killed it (a normal result).
  */
-static int collect_setup_failure(struct run *r)
+static enum rg_outcome collect_setup_failure(struct run *r)
 {
 	struct rg_result *res = r->result;
 	struct rg_error ignored;
@@ -411,17 +412,15 @@ static int collect_setup_failure(struct run *r)
 	rg_slot_kill_run(r->slot, &ignored);
 	if (read_stats(r, &ignored) < 0)
 		res->cpu_time = -1.0;
-	res->valid = true;
 	if (oom_killed_in_setup(r)) {
 		res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
 		res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
 		decide_exit(r);
 		decide_soft_limits(r);
-		return 0;
+		return RG_OUTCOME_COMPLETED;
 	}
-	res->setup_failed = true;
 	res->exit_code = 255;
-	return -1;
+	return RG_OUTCOME_SETUP_FAILED;
 }
 
 /* Make sure the direct child is dead and reaped (error paths). */
@@ -497,27 +496,27 @@ static int finish(struct run *r, struct rg_error *err)
 }
 
 /* docs/design.md §2, steps 5 to 12. */
-static int supervise_run(struct run *r, struct rg_error *err)
+static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
 {
 	bool setup_failed = false;
 	int dest[2];
 
 	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
-		return -1;
+		return RG_OUTCOME_ERROR;
 	if (take_slot(r, err) < 0)
-		return -1;
+		return RG_OUTCOME_ERROR;
 	rg_slot_prewarm(r->slot, r->cfg);
-	if (start_child(r, dest, &setup_failed, err) < 0) {
-		if (setup_failed && collect_setup_failure(r) == 0)
-			return 0;
-		return -1;
-	}
+	if (start_child(r, dest, &setup_failed, err) < 0)
+		return setup_failed ? collect_setup_failure(r) :
+				      RG_OUTCOME_ERROR;
 	if (release_child(r, err) < 0)
-		return -1;
+		return RG_OUTCOME_ERROR;
 	if (rg_supervisor_run(&r->sup, err) < 0)
-		return -1;
+		return RG_OUTCOME_ERROR;
 	r->reaped = true;
-	return collect(r, err);
+	if (collect(r, err) < 0)
+		return RG_OUTCOME_ERROR;
+	return r->result->outcome;
 }
 
 static int init_run(struct run *r, const struct rg_config *cfg,
@@ -534,6 +533,8 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	r->input_fd = -1;
 	r->streams[0].pipe_fd = r->streams[1].pipe_fd = -1;
 	memset(result, 0, sizeof(*result));
+	result->struct_size = sizeof(*result);
+	result->outcome = RG_OUTCOME_ERROR;
 	result->cpu_time = -1.0;
 	if (!cfg->file || !cfg->argv)
 		return rg_fail(err, EINVAL, "no command specified");
@@ -547,39 +548,57 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	return 0;
 }
 
-static int run_in(const struct rg_config *cfg, const struct rg_pool *pool,
-		  struct rg_result *result, struct rg_error *err)
+/*
+ * The outcome of a run that got this far; a host left unclean after a
+ * described run is still a failure, and the caller must hear of it.
+ */
+static enum rg_outcome run_outcome(struct run *r, enum rg_outcome outcome,
+				   struct rg_error *err)
 {
 	struct rg_error release_err;
-	struct run r;
-	int rc;
 
-	rc = init_run(&r, cfg, pool, result, err);
-	if (rc == 0)
-		rc = supervise_run(&r, err);
-	if (finish(&r, &release_err) < 0 && rc == 0) {
-		/* the run is complete, but the host is not clean: say so */
-		*err = release_err;
-		rc = -1;
-	}
-	return rc;
+	if (finish(r, &release_err) == 0 || outcome == RG_OUTCOME_ERROR ||
+	    outcome == RG_OUTCOME_SETUP_FAILED)
+		return outcome;
+	*err = release_err;
+	return RG_OUTCOME_CLEANUP_FAILED;
 }
 
-int rg_run(const struct rg_config *cfg, struct rg_result *result,
-	   struct rg_error *err)
+static enum rg_outcome run_in(const struct rg_config *cfg,
+			      const struct rg_pool *pool,
+			      struct rg_result *result, struct rg_error *err)
+{
+	struct rg_result own;
+	enum rg_outcome outcome = RG_OUTCOME_ERROR;
+	struct run r;
+
+	if (rg_abi_check(result, RG_SIZE_THROUGH(struct rg_result,
+						 stream_truncated),
+			 "rg_result", err) < 0)
+		return RG_OUTCOME_ERROR;
+	if (init_run(&r, cfg, pool, &own, err) == 0)
+		outcome = supervise_run(&r, err);
+	/* finish() even after a failed init: it undoes what init did */
+	own.outcome = run_outcome(&r, outcome, err);
+	rg_abi_copy_out(result, &own, sizeof(own));
+	return own.outcome;
+}
+
+enum rg_outcome rg_run(const struct rg_config *cfg, struct rg_result *result,
+		       struct rg_error *err)
 {
 	return run_in(cfg, NULL, result, err);
 }
 
 /* The run's own pool settings give way to the opened pool's. */
-int rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
-		struct rg_result *result, struct rg_error *err)
+enum rg_outcome rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
+			    struct rg_result *result, struct rg_error *err)
 {
 	struct rg_config in_pool;
 
 	if (!pool || !cfg) {
-		memset(result, 0, sizeof(*result));
-		return rg_fail(err, EINVAL, "no pool or no run configuration");
+		rg_fail(err, EINVAL, "no pool or no run configuration");
+		return RG_OUTCOME_ERROR;
 	}
 	in_pool = *cfg;
 	in_pool.pool_dir = pool->dir;

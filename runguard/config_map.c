@@ -119,8 +119,11 @@ int rg_cli_build_config(const struct rg_cli_options *o, struct rg_config *cfg,
 void rg_cli_meta_options(const struct rg_cli_options *o,
 			 struct rg_meta_options *meta)
 {
-	meta->time_used = o->time_used;
-	meta->stream_limit_given = o->has_stream_limit;
-	/* memory-method after DOMjudge's keys, which ignore it */
-	meta->extra_keys = true;
+	*meta = (struct rg_meta_options){
+		.struct_size = sizeof(*meta),
+		.time_used = o->time_used,
+		.stream_limit_given = o->has_stream_limit,
+		/* memory-method after DOMjudge's keys, which ignore it */
+		.extra_keys = true,
+	};
 }

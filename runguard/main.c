@@ -85,7 +85,7 @@ fatal(struct cli *cli, const struct rg_error *err,
 	if (cli->meta) {
 		if (rg_meta_write_internal_error(cli->meta, line))
 			meta_failed(cli);
-		if (result && result->valid &&
+		if (result && result->outcome != RG_OUTCOME_ERROR &&
 		    rg_meta_write_result(cli->meta, result, mo))
 			meta_failed(cli);
 		close_meta(cli);
@@ -137,17 +137,19 @@ static struct rg_config *make_config(struct cli *cli,
 static int run(struct cli *cli, const struct rg_cli_options *o,
 	       const struct rg_cli_settings *s, struct rg_cli_log *log)
 {
-	struct rg_result result = { 0 };
-	struct rg_error err = { 0 };
+	struct rg_result result = RG_RESULT_INIT;
 	struct rg_meta_options mo;
+	struct rg_error err = { 0 };
 	struct rg_config *cfg;
-	int ret;
+	enum rg_outcome outcome;
 
 	rg_cli_meta_options(o, &mo);
 	cfg = make_config(cli, o, s, log);
-	ret = rg_run(cfg, &result, &err);
+	outcome = rg_run(cfg, &result, &err);
 	rg_config_free(cfg);
-	if (ret)
+	/* an exec failure is the submission's, reported on its stderr */
+	if (outcome != RG_OUTCOME_COMPLETED &&
+	    outcome != RG_OUTCOME_EXEC_FAILED)
 		fatal(cli, &err, &result, &mo);
 	if (cli->meta && rg_meta_write_result(cli->meta, &result, &mo))
 		meta_failed(cli);

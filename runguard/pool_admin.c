@@ -12,6 +12,7 @@
 static int create(const struct rg_cli_settings *s, struct rg_error *err)
 {
 	struct rg_pool_options o = {
+		.struct_size = sizeof(o),
 		.dir = s->pool_dir,
 		.size = s->pool_size,
 		.cgroup_parent = RG_CGROUP_PARENT,
@@ -30,7 +31,7 @@ static int create(const struct rg_cli_settings *s, struct rg_error *err)
 static int prewarm(const struct rg_cli_options *o, FILE *out,
 		   struct rg_error *err)
 {
-	struct rg_prewarm_stats stats;
+	struct rg_prewarm_stats stats = RG_PREWARM_STATS_INIT;
 
 	if (o->command_argc == 0)
 		return rg_fail(err, 0, "--pool-prewarm needs at least one path");

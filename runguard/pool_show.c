@@ -187,10 +187,10 @@ static void json(FILE *out, const char *dir, const struct rg_pool_info *info,
 int rg_cli_pool_show(const char *dir, bool as_json, FILE *out,
 		     struct rg_error *err)
 {
+	struct rg_pool_info info = RG_POOL_INFO_INIT;
 	struct rg_pool_slot_info *slots;
-	struct rg_pool_info info;
 
-	if (rg_pool_show(dir, &info, &slots, err) < 0)
+	if (rg_pool_show(dir, &info, &slots, sizeof(*slots), err) < 0)
 		return -1;
 	if (as_json)
 		json(out, dir, &info, slots);

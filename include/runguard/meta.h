@@ -13,6 +13,7 @@ extern "C" {
 #endif
 
 struct rg_meta_options {
+	size_t struct_size;  /* sizeof(struct rg_meta_options) */
 	/* which time the caller's "time-used" key names */
 	enum rg_time_type time_used;
 	/* a stream limit was given: write "output-truncated" */
@@ -23,12 +24,16 @@ struct rg_meta_options {
 	 * result->memory_method is not empty (the statistics were read).
 	 */
 	bool extra_keys;
+	/* new fields go here, at the end */
 };
 
+#define RG_META_OPTIONS_INIT { .struct_size = sizeof(struct rg_meta_options) }
+
 /*
- * Write the keys of a completed run (memory-bytes ... stderr-bytes), then
- * runguard's own keys if options->extra_keys is set.
- * Returns 0, or -1 with errno set when writing failed.
+ * Write the keys of a run that has a result (every outcome but
+ * RG_OUTCOME_ERROR): memory-bytes ... stderr-bytes, then runguard's own
+ * keys if options->extra_keys is set. Returns 0, or -1 with errno set when
+ * writing failed (EINVAL: a struct_size too small or no result).
  */
 RG_EXPORT int rg_meta_write_result(FILE *meta, const struct rg_result *result,
 				   const struct rg_meta_options *options);

@@ -25,6 +25,7 @@ extern "C" {
 
 /* How a pool is made (by rg_pool_create() or by the first run). */
 struct rg_pool_options {
+	size_t struct_size;        /* sizeof(struct rg_pool_options) */
 	const char *dir;           /* NULL: RG_POOL_DIR_DEFAULT */
 	unsigned int size;         /* slots, 1 .. RG_POOL_SIZE_MAX */
 	const char *cgroup_parent; /* NULL: the build's default */
@@ -41,7 +42,10 @@ struct rg_pool_options {
 	 * process. Runs that do not want keepers stop them.
 	 */
 	bool keepers;
+	/* new fields go here, at the end */
 };
+
+#define RG_POOL_OPTIONS_INIT { .struct_size = sizeof(struct rg_pool_options) }
 
 /* Create the pool, or complete a half-made one. Idempotent. */
 RG_EXPORT int rg_pool_create(const struct rg_pool_options *options,
@@ -62,6 +66,7 @@ enum rg_pool_slot_state {
 };
 
 struct rg_pool_slot_info {
+	size_t struct_size;    /* what the library filled in */
 	unsigned int index;
 	enum rg_pool_slot_state state;
 	pid_t holder;          /* 0 when free */
@@ -70,22 +75,29 @@ struct rg_pool_slot_info {
 	bool settings_known;   /* the two settings below are in force */
 	uint64_t memory_limit; /* bytes, RG_UNLIMITED for none */
 	char cpuset[72];       /* "" for none */
+	/* new fields go here, at the end */
 };
 
 struct rg_pool_info {
+	size_t struct_size;    /* sizeof(struct rg_pool_info), set by the caller */
 	unsigned int size;
 	int cgroup_version;    /* 1 or 2 */
 	char cgroup_path[256]; /* parent of the slot cgroups */
 	bool favordynmods;
 	int64_t created;       /* seconds since the epoch */
+	/* new fields go here, at the end */
 };
 
+#define RG_POOL_INFO_INIT { .struct_size = sizeof(struct rg_pool_info) }
+
 /*
- * Read the pool's state without changing it. *slots (info->size entries)
- * is allocated; free() it. ENOENT when there is no pool.
+ * Read the pool's state without changing it. *slots is allocated as an
+ * array of info->size entries of slot_size bytes each (pass
+ * sizeof(struct rg_pool_slot_info)); free() it. ENOENT when there is no
+ * pool.
  */
 RG_EXPORT int rg_pool_show(const char *dir, struct rg_pool_info *info,
-			   struct rg_pool_slot_info **slots,
+			   struct rg_pool_slot_info **slots, size_t slot_size,
 			   struct rg_error *err);
 
 /*
@@ -97,9 +109,13 @@ RG_EXPORT int rg_pool_slot_keeper(const char *dir, unsigned int index,
 				  pid_t *pid, struct rg_error *err);
 
 struct rg_prewarm_stats {
+	size_t struct_size;    /* sizeof(struct rg_prewarm_stats) */
 	uint64_t files;
 	uint64_t bytes;
+	/* new fields go here, at the end */
 };
+
+#define RG_PREWARM_STATS_INIT { .struct_size = sizeof(struct rg_prewarm_stats) }
 
 /*
  * Bring files (directories: every regular file below them, same file
@@ -131,8 +147,10 @@ RG_EXPORT struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
  * included). Leave rg_config_set_reap_all_children() off: it would reap
  * other threads' children. Returns as rg_run().
  */
-RG_EXPORT int rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
-			  struct rg_result *result, struct rg_error *err);
+RG_EXPORT enum rg_outcome rg_pool_run(struct rg_pool *pool,
+				      const struct rg_config *cfg,
+				      struct rg_result *result,
+				      struct rg_error *err);
 
 RG_EXPORT void rg_pool_close(struct rg_pool *pool);
 

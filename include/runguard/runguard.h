@@ -6,7 +6,15 @@
  * Usage: create a configuration with rg_config_new(), set what you need,
  * call rg_run() (as many times as you like), free it with rg_config_free().
  * Every call that can fail takes a struct rg_error out-parameter and returns
- * -1 (or NULL) on failure, 0 (or a pointer) on success.
+ * -1 (or NULL) on failure, 0 (or a pointer) on success; rg_run() returns
+ * an enum rg_outcome.
+ *
+ * ABI: the library's soname is librunguard.so.0 and stays so while these
+ * headers only grow. Public structs that the library reads or fills begin
+ * with struct_size, which the caller sets to sizeof the struct it was
+ * compiled with (the *_INIT macros do it): the library reads and writes no
+ * byte past it, and fields the caller does not know are zero to the
+ * library. struct rg_error is fixed as it is. See docs/abi.md.
  *
  * Timed window: the child performs its whole set-up (cgroup membership,
  * namespaces, chroot, ids, rlimits, environment, stdio, seccomp) first and
@@ -31,7 +39,7 @@ extern "C" {
 /* Value for limits that are not set. */
 #define RG_UNLIMITED UINT64_MAX
 
-/* Errors: errnum is an errno value (0 when none applies). */
+/* Errors: errnum is an errno value (0 when none applies). Fixed size. */
 struct rg_error {
 	int errnum;
 	char message[1024];
@@ -189,9 +197,34 @@ RG_EXPORT void rg_config_set_log(struct rg_config *cfg, rg_log_fn fn,
 #define RG_LIMIT_SOFT 1u
 #define RG_LIMIT_HARD 2u
 
+/*
+ * How a run ended, from rg_run() and in rg_result.outcome. Every outcome
+ * but RG_OUTCOME_ERROR comes with a result that describes the run; every
+ * outcome but the first two with err saying what went wrong.
+ */
+enum rg_outcome {
+	/* nothing ran, or it cannot be described: err says why */
+	RG_OUTCOME_ERROR = -1,
+	/* the command ran to completion, whatever its exit status */
+	RG_OUTCOME_COMPLETED = 0,
+	/*
+	 * execve() failed with exec_errno (exit_code 255, the reason on the
+	 * command's stderr): the submission's fault, not the host's
+	 */
+	RG_OUTCOME_EXEC_FAILED = 1,
+	/* the child's set-up before exec failed (exit_code 255) */
+	RG_OUTCOME_SETUP_FAILED = 2,
+	/* the command ran, but what it left could not be cleaned up */
+	RG_OUTCOME_CLEANUP_FAILED = 3,
+};
+
+/* "completed", "exec-failed", ...; "unknown" for other values. */
+RG_EXPORT const char *rg_outcome_name(enum rg_outcome outcome);
+
 struct rg_result {
-	/* true when the numbers below describe a completed run */
-	bool valid;
+	/* set by the caller: sizeof(struct rg_result), see RG_RESULT_INIT */
+	size_t struct_size;
+	enum rg_outcome outcome;
 	/* wait status of the command as returned by wait4() */
 	int status;
 	/* exit status, 128 + signal if killed, 255 if it never ran */
@@ -203,10 +236,7 @@ struct rg_result {
 	 * SIGTERM/SIGINT/SIGHUP received (or SIGTERM for the cancel fd); 0.
 	 */
 	int received_signal;
-	/* the child could not be set up (see the error) */
-	bool setup_failed;
-	/* execve() failed with exec_errno; reported on the stderr stream */
-	bool exec_failed;
+	/* RG_OUTCOME_EXEC_FAILED: why execve() failed; else 0 */
 	int exec_errno;
 
 	/* seconds */
@@ -240,16 +270,20 @@ struct rg_result {
 	uint64_t stream_bytes[2];
 	/* bytes were dropped because of the stream limit */
 	bool stream_truncated[2];
+	/* new fields go here, at the end */
 };
 
+#define RG_RESULT_INIT { .struct_size = sizeof(struct rg_result) }
+
 /*
- * Run the command. Returns 0 when it ran to completion (whatever its exit
- * status), -1 on an internal error. When the child's set-up failed, -1 is
- * returned with result->valid and result->setup_failed set (exit_code 255),
- * so callers can report both.
+ * Run the command and describe it in *result (whose struct_size the caller
+ * set). Returns the outcome (enum rg_outcome), which is also in
+ * result->outcome. A result whose struct_size is unset or too small is
+ * RG_OUTCOME_ERROR with EINVAL, and nothing is written to it.
  */
-RG_EXPORT int rg_run(const struct rg_config *cfg, struct rg_result *result,
-		     struct rg_error *err);
+RG_EXPORT enum rg_outcome rg_run(const struct rg_config *cfg,
+				 struct rg_result *result,
+				 struct rg_error *err);
 
 /* DOMjudge's time-result rule. */
 enum rg_time_type {
@@ -257,7 +291,7 @@ enum rg_time_type {
 	RG_TIME_WALL = 1,
 };
 
-/* "", "soft-timelimit" or "hard-timelimit". */
+/* "", "soft-timelimit" or "hard-timelimit" ("" for a malformed result). */
 RG_EXPORT const char *rg_time_result(const struct rg_result *result,
 				     enum rg_time_type selected);
 

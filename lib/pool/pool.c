@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "cgroup.h"
 #include "cgroup_backend.h"
 #include "error.h"
@@ -657,13 +658,31 @@ int rg_pool_ensure(int dir_fd, const char *dir,
 	return 0;
 }
 
+int rg_pool_options_in(struct rg_pool_options *own,
+		       const struct rg_pool_options *options,
+		       struct rg_error *err)
+{
+	if (!options)
+		return rg_fail(err, EINVAL, "no pool options");
+	if (rg_abi_check(options, RG_SIZE_THROUGH(struct rg_pool_options,
+						  keepers),
+			 "rg_pool_options", err) < 0)
+		return -1;
+	rg_abi_copy_in(own, sizeof(*own), options);
+	if (!own->dir)
+		own->dir = RG_POOL_DIR_DEFAULT;
+	return 0;
+}
+
 int rg_pool_create(const struct rg_pool_options *options,
 		   struct rg_error *err)
 {
-	struct rg_pool_options o = *options;
+	struct rg_pool_options o;
 	struct pool_header h;
 	int dir_fd, rc;
 
+	if (rg_pool_options_in(&o, options, err) < 0)
+		return -1;
 	if (!o.dir)
 		o.dir = RG_POOL_DIR_DEFAULT;
 	if (o.size == 0 || o.size > RG_POOL_SIZE_MAX)
@@ -704,6 +723,7 @@ static void fill_slot_info(int dir_fd, unsigned int index,
 	struct slot_record rec;
 
 	memset(s, 0, sizeof(*s));
+	s->struct_size = sizeof(*s);
 	s->index = index;
 	rg_pool_read_record(dir_fd, index, &rec);
 	s->state = slot_state(dir_fd, index, &rec);
@@ -730,13 +750,54 @@ int rg_pool_slot_keeper(const char *dir, unsigned int index, pid_t *pid,
 	return 0;
 }
 
+static void fill_pool_info(const struct pool_header *h,
+			   struct rg_pool_info *info)
+{
+	struct rg_pool_info own = { .struct_size = sizeof(own) };
+
+	own.size = h->size;
+	own.cgroup_version = (int)h->cgroup_version;
+	snprintf(own.cgroup_path, sizeof(own.cgroup_path), "%s",
+		 h->cgroup_path);
+	own.favordynmods = h->flags & RG_POOL_FAVORDYNMODS;
+	own.created = h->created;
+	rg_abi_copy_out(info, &own, sizeof(own));
+}
+
+/* The caller's array: elements of slot_size bytes, as far as it knows. */
+static int fill_slots(int dir_fd, unsigned int count, size_t slot_size,
+		      struct rg_pool_slot_info **slots, struct rg_error *err)
+{
+	char *array = calloc(count, slot_size);
+
+	if (!array)
+		return rg_fail(err, errno, "allocating the pool view");
+	for (unsigned int i = 0; i < count; i++) {
+		struct rg_pool_slot_info own;
+		void *element = array + (size_t)i * slot_size;
+
+		fill_slot_info(dir_fd, i, &own);
+		memcpy(element, &slot_size, sizeof(slot_size));
+		rg_abi_copy_out(element, &own, sizeof(own));
+	}
+	*slots = (struct rg_pool_slot_info *)(void *)array;
+	return 0;
+}
+
 int rg_pool_show(const char *dir, struct rg_pool_info *info,
-		 struct rg_pool_slot_info **slots, struct rg_error *err)
+		 struct rg_pool_slot_info **slots, size_t slot_size,
+		 struct rg_error *err)
 {
 	struct pool_header h;
-	int dir_fd;
+	int dir_fd, rc;
 
 	*slots = NULL;
+	if (rg_abi_check(info, RG_SIZE_THROUGH(struct rg_pool_info, created),
+			 "rg_pool_info", err) < 0)
+		return -1;
+	if (slot_size < RG_SIZE_THROUGH(struct rg_pool_slot_info, cpuset))
+		return rg_fail(err, EINVAL, "slot_size %zu is too small: pass "
+			       "sizeof(struct rg_pool_slot_info)", slot_size);
 	if (!dir)
 		dir = RG_POOL_DIR_DEFAULT;
 	if (rg_pool_open_dir(dir, false, &dir_fd, err) < 0)
@@ -745,22 +806,10 @@ int rg_pool_show(const char *dir, struct rg_pool_info *info,
 		close(dir_fd);
 		return rg_fail(err, ENOENT, "no pool in `%s'", dir);
 	}
-	memset(info, 0, sizeof(*info));
-	info->size = h.size;
-	info->cgroup_version = (int)h.cgroup_version;
-	snprintf(info->cgroup_path, sizeof(info->cgroup_path), "%s",
-		 h.cgroup_path);
-	info->favordynmods = h.flags & RG_POOL_FAVORDYNMODS;
-	info->created = h.created;
-	*slots = calloc(h.size, sizeof(**slots));
-	if (!*slots) {
-		close(dir_fd);
-		return rg_fail(err, errno, "allocating the pool view");
-	}
-	for (unsigned int i = 0; i < h.size; i++)
-		fill_slot_info(dir_fd, i, &(*slots)[i]);
+	fill_pool_info(&h, info);
+	rc = fill_slots(dir_fd, h.size, slot_size, slots, err);
 	close(dir_fd);
-	return 0;
+	return rc;
 }
 
 /* Take every slot lock; with force, end the runs that hold them. */

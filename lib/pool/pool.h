@@ -124,6 +124,14 @@ int rg_pool_read_header(int dir_fd, struct pool_header *h);
 int rg_pool_start_keepers(const struct rg_pool_options *o,
 			  struct rg_error *err);
 
+/*
+ * The caller's options as this version's struct, dir defaulted; EINVAL for
+ * none or a struct_size too small.
+ */
+int rg_pool_options_in(struct rg_pool_options *own,
+		       const struct rg_pool_options *options,
+		       struct rg_error *err);
+
 int rg_pool_ensure(int dir_fd, const char *dir,
 		   const struct rg_pool_options *o, struct pool_header *h,
 		   struct rg_error *err);

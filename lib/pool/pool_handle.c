@@ -30,13 +30,8 @@ struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
 	struct rg_pool *pool;
 	struct rg_pool_options o;
 
-	if (!options) {
-		rg_fail(err, EINVAL, "no pool options");
+	if (rg_pool_options_in(&o, options, err) < 0)
 		return NULL;
-	}
-	o = *options;
-	if (!o.dir)
-		o.dir = RG_POOL_DIR_DEFAULT;
 	pool = calloc(1, sizeof(*pool));
 	if (!pool) {
 		rg_fail(err, errno, "allocating the pool handle");

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "abi.h"
 #include "detach.h"
 #include "error.h"
 #include "pool.h"
@@ -199,12 +200,16 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 	struct warm_walk walk;
 	int rc = 0;
 
+	if (stats && rg_abi_check(stats, RG_SIZE_THROUGH(struct rg_prewarm_stats,
+							 bytes),
+				  "rg_prewarm_stats", err) < 0)
+		return -1;
 	walk_begin(&walk, WARM_READ_NOW);
 	for (size_t i = 0; i < count && rc == 0; i++)
 		rc = prewarm_tree(paths[i], &walk, false, err);
 	walk_end(&walk);
 	if (rc == 0 && stats)
-		*stats = walk.stats;
+		rg_abi_copy_out(stats, &walk.stats, sizeof(walk.stats));
 	return rc;
 }
 

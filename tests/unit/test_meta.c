@@ -16,9 +16,9 @@
 
 static struct rg_result normal_result(void)
 {
-	struct rg_result r = { 0 };
+	struct rg_result r = RG_RESULT_INIT;
 
-	r.valid = true;
+	r.outcome = RG_OUTCOME_COMPLETED;
 	r.exit_code = 0;
 	r.wall_time = 0.0134;
 	r.user_time = 0.0;
@@ -51,7 +51,8 @@ static void expect_meta_opts(const struct rg_result *r,
 static void expect_meta(const struct rg_result *r, enum rg_time_type used,
 			bool stream_limit, const char *expected)
 {
-	struct rg_meta_options mo = { .time_used = used,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = used,
 				      .stream_limit_given = stream_limit };
 
 	expect_meta_opts(r, &mo, expected);
@@ -109,7 +110,8 @@ static void test_truncated_streams(void **state)
 	(void)state;
 	for (int i = 0; i < 4; i++) {
 		struct rg_result r = normal_result();
-		struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+		struct rg_meta_options mo = { .struct_size = sizeof(mo),
+					      .time_used = RG_TIME_CPU,
 					      .stream_limit_given = true };
 		char *text = NULL, frag[64];
 		size_t len = 0;
@@ -186,7 +188,8 @@ static void test_command_signal_is_not_signal_key(void **state)
 static void test_sigterm_received(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
@@ -241,7 +244,8 @@ static void test_no_cpu_time(void **state)
 static void test_big_numbers(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
@@ -264,7 +268,8 @@ static void test_memory_method_last(void **state)
 		"memory.peak", "memory.peak(fd-reset)", "memory.current(sampled)",
 		"rusage.maxrss",
 	};
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .stream_limit_given = true,
 				      .extra_keys = true };
 	char want[1024];
@@ -299,7 +304,8 @@ static void test_memory_method_last(void **state)
 static void test_memory_method_after_optional_keys(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_WALL,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_WALL,
 				      .stream_limit_given = true,
 				      .extra_keys = true };
 
@@ -330,7 +336,8 @@ static void test_memory_method_after_optional_keys(void **state)
 static void test_memory_method_empty(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .extra_keys = true };
 
 	(void)state;
@@ -353,7 +360,8 @@ static void test_memory_method_empty(void **state)
 static void test_memory_method_one_line(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .extra_keys = true };
 	char want[1024];
 
@@ -397,7 +405,8 @@ static void test_memory_method_one_line(void **state)
 static void test_internal_error(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .stream_limit_given = false };
 	char *text = NULL;
 	size_t len = 0;
@@ -430,7 +439,8 @@ static void test_internal_error(void **state)
 static void test_internal_error_extra_keys(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .extra_keys = true };
 	char *text = NULL;
 	size_t len = 0;
@@ -479,7 +489,8 @@ static void test_internal_error_one_line(void **state)
 static void test_write_errors(void **state)
 {
 	struct rg_result r = normal_result();
-	struct rg_meta_options mo = { .time_used = RG_TIME_CPU,
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
 				      .stream_limit_given = true,
 				      .extra_keys = true };
 	FILE *f = fopen("/dev/full", "w");

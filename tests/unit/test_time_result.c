@@ -39,7 +39,7 @@ static void test_table(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		struct rg_result r = { 0 };
+		struct rg_result r = RG_RESULT_INIT;
 
 		r.wall_limit = table[i].wall;
 		r.cpu_limit = table[i].cpu;
