@@ -49,7 +49,7 @@ struct rg_config *rg_config_new(struct rg_error *err)
 	cfg->handle_signals = true;
 	cfg->pool_favordynmods = true;
 	cfg->cancel_fd = -1;
-	cfg->log_level = RG_LOG_WARNING;
+	cfg->log.max = RG_LOG_WARNING;
 	if (replace_string(&cfg->cgroup_parent, RG_CGROUP_PARENT, err) < 0) {
 		free(cfg);
 		return NULL;
@@ -346,9 +346,9 @@ void rg_config_set_reap_all_children(struct rg_config *cfg, bool reap)
 void rg_config_set_log(struct rg_config *cfg, rg_log_fn fn, void *userdata,
 		       enum rg_log_level max_level)
 {
-	cfg->log_fn = fn;
-	cfg->log_data = userdata;
-	cfg->log_level = max_level;
+	cfg->log = (struct rg_log_sink){
+		.fn = fn, .data = userdata, .max = max_level,
+	};
 }
 
 void rg_log(const struct rg_config *cfg, enum rg_log_level level,
@@ -357,12 +357,10 @@ void rg_log(const struct rg_config *cfg, enum rg_log_level level,
 	char buf[1024];
 	va_list ap;
 
-	if (!cfg->log_fn || level > cfg->log_level)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	cfg->log_fn(cfg->log_data, level, buf);
+	rg_log_to(&cfg->log, level, "%s", buf);
 }
 
 int rg_config_set_pool(struct rg_config *cfg, const char *dir,

@@ -10,6 +10,8 @@
 
 #include <runguard/runguard.h>
 
+#include "log_sink.h"
+
 struct rg_output {
 	char *path; /* created at run start, or NULL */
 	int fd;     /* used when path is NULL */
@@ -60,9 +62,7 @@ struct rg_config {
 	int cancel_fd;
 	bool reap_all_children;
 
-	rg_log_fn log_fn;
-	void *log_data;
-	enum rg_log_level log_level;
+	struct rg_log_sink log;
 };
 
 void rg_log(const struct rg_config *cfg, enum rg_log_level level,

@@ -199,6 +199,8 @@ int main(int argc, char **argv)
 	if (opts.pool_command) {
 		if (rg_cli_settings_load(&opts, &settings, &err))
 			usage_error(&cli, &err);
+		/* -v: creation, keepers, destroy and prewarm say each step */
+		rg_set_log(rg_cli_log_message, &log, rg_cli_log_level(&log));
 		status = rg_cli_pool_admin(&opts, &settings, cli.progname,
 					   stdout, stderr);
 		rg_cli_options_free(&opts);

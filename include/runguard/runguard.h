@@ -193,6 +193,15 @@ RG_EXPORT void rg_config_set_reap_all_children(struct rg_config *cfg,
 RG_EXPORT void rg_config_set_log(struct rg_config *cfg, rg_log_fn fn,
 				 void *userdata, enum rg_log_level max_level);
 
+/*
+ * Where the calls that take no rg_config report what they are doing:
+ * pool creation, keepers, destruction and prewarm (pool.h) say it at
+ * RG_LOG_NOTICE, slot by slot and file tree by file tree. Default: nowhere.
+ * Process-wide: set it before such calls, not while one is under way.
+ */
+RG_EXPORT void rg_set_log(rg_log_fn fn, void *userdata,
+			  enum rg_log_level max_level);
+
 /* Bits of rg_result.wall_limit and cpu_limit. */
 #define RG_LIMIT_SOFT 1u
 #define RG_LIMIT_HARD 2u

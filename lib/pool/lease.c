@@ -209,7 +209,8 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 					       "keeps disappearing", o.dir);
 			/* a destroy may have removed the directory, too */
 			if (rg_pool_reopen_dir(o.dir, &l->dir_fd, err) < 0 ||
-			    rg_pool_ensure(l->dir_fd, o.dir, &o, h, err) < 0)
+			    rg_pool_ensure(l->dir_fd, o.dir, &o, &cfg->log, h,
+					   err) < 0)
 				return -1;
 			continue;
 		}
@@ -816,6 +817,13 @@ static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
 		if (rc == 0)
 			rc = rg_pool_write_record(l->dir_fd, index, &l->rec,
 						  err);
+		if (rc == 0)
+			rg_log(cfg, RG_LOG_NOTICE, "slot %u: keeper started",
+			       index);
+	} else if (rc > 0) {
+		rg_log(cfg, RG_LOG_NOTICE, "slot %u: %s", index,
+		       l->lock_fd < 0 ? "held by a run, left to it" :
+					"its keeper is alive");
 	}
 	free_lease(l);
 	if (rc < 0)
@@ -838,6 +846,7 @@ int rg_pool_start_keepers(const struct rg_pool_options *o,
 		rc = -1;
 	cfg->pool_keeper = true;
 	cfg->pool_favordynmods = o->favordynmods;
+	cfg->log = *rg_admin_log();
 	for (unsigned int i = 0; rc == 0 && i < o->size; i++)
 		rc = start_keeper_in(cfg, i, err);
 	rg_config_free(cfg);

@@ -23,6 +23,7 @@
 #include "cgroup_backend.h"
 #include "error.h"
 #include "keeper.h"
+#include "log_sink.h"
 #include "ns.h"
 #include "rg-build-config.h"
 #include "util.h"
@@ -576,8 +577,22 @@ static int create_slot(int dir_fd, const char *ns_dir,
 	return rg_pool_write_record(dir_fd, index, &rec, err);
 }
 
+static void say_creating(const struct rg_log_sink *log, const char *dir,
+			 const struct pool_header *h, unsigned int first,
+			 unsigned int size)
+{
+	if (first == 0)
+		rg_log_to(log, RG_LOG_NOTICE, "creating the pool in `%s': %u "
+			  "slots, cgroup v%u, under %s", dir, size,
+			  h->cgroup_version, h->cgroup_path);
+	else
+		rg_log_to(log, RG_LOG_NOTICE, "growing the pool in `%s' from "
+			  "%u to %u slots", dir, first, size);
+}
+
 static int create_locked(int dir_fd, const char *dir,
 			 const struct rg_pool_options *o,
+			 const struct rg_log_sink *log,
 			 struct pool_header *h, struct rg_error *err)
 {
 	enum rg_cgroup_mode mode;
@@ -618,15 +633,24 @@ static int create_locked(int dir_fd, const char *dir,
 	if (rg_pool_ns_dir(dir_fd, ns_dir, sizeof(ns_dir), err) < 0 ||
 	    rg_ns_prepare_dir(ns_dir, err) < 0)
 		return -1;
-	if (h->cgroup_version == 1 && o->favordynmods && mount_dynmods(ns_dir))
+	say_creating(log, dir, h, first, o->size);
+	if (h->cgroup_version == 1 && o->favordynmods && mount_dynmods(ns_dir)) {
 		h->flags |= RG_POOL_FAVORDYNMODS;
-	for (unsigned int i = first; i < o->size; i++)
+		rg_log_to(log, RG_LOG_NOTICE, "mounted the favordynmods "
+			  "hierarchy");
+	}
+	for (unsigned int i = first; i < o->size; i++) {
 		if (create_slot(dir_fd, ns_dir, h, i, err) < 0)
 			return -1;
+		rg_log_to(log, RG_LOG_NOTICE, "slot %u made: cgroup and "
+			  "namespaces (%u of %u)", i, i + 1, o->size);
+	}
 	h->size = o->size;
-	if (save_mount_table(dir_fd, err) < 0)
+	if (save_mount_table(dir_fd, err) < 0 ||
+	    write_header(dir_fd, h, err) < 0)
 		return -1;
-	return write_header(dir_fd, h, err);
+	rg_log_to(log, RG_LOG_NOTICE, "the pool in `%s' is ready", dir);
+	return 0;
 }
 
 /*
@@ -635,7 +659,8 @@ static int create_locked(int dir_fd, const char *dir,
  * locks of two open files of one process conflict).
  */
 int rg_pool_ensure(int dir_fd, const char *dir,
-		   const struct rg_pool_options *o, struct pool_header *h,
+		   const struct rg_pool_options *o,
+		   const struct rg_log_sink *log, struct pool_header *h,
 		   struct rg_error *err)
 {
 	int lock_fd;
@@ -651,7 +676,7 @@ int rg_pool_ensure(int dir_fd, const char *dir,
 		close(lock_fd);
 		return rg_fail(err, errno, "locking the pool");
 	}
-	rc = create_locked(dir_fd, dir, o, h, err);
+	rc = create_locked(dir_fd, dir, o, log, h, err);
 	close(lock_fd);
 	if (rc < 0)
 		return rg_fail_context(err, "creating the pool in `%s'", dir);
@@ -690,7 +715,7 @@ int rg_pool_create(const struct rg_pool_options *options,
 			       RG_POOL_SIZE_MAX);
 	if (rg_pool_open_dir(o.dir, true, &dir_fd, err) < 0)
 		return -1;
-	rc = rg_pool_ensure(dir_fd, o.dir, &o, &h, err);
+	rc = rg_pool_ensure(dir_fd, o.dir, &o, rg_admin_log(), &h, err);
 	close(dir_fd);
 	if (rc == 0 && o.keepers)
 		rc = rg_pool_start_keepers(&o, err);
@@ -833,6 +858,8 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 				       "(use force to end its run)", i,
 				       (int)rec.holder);
 		/* its runguard writes the meta file and releases the slot */
+		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u: ending the "
+			  "run of pid %d", i, (int)rec.holder);
 		if (rec.holder > 0)
 			kill(rec.holder, SIGTERM);
 		if (flock(locks[i], LOCK_EX) < 0)
@@ -924,9 +951,12 @@ static int destroy_locked(int dir_fd, const struct pool_header *h, bool force,
 	}
 	/* the header goes first: a run arriving now re-creates the pool */
 	unlinkat(dir_fd, "pool.state", 0);
-	for (unsigned int i = 0; i < h->size; i++)
+	for (unsigned int i = 0; i < h->size; i++) {
 		if (destroy_slot(dir_fd, ns_dir, h, i, err) < 0)
 			rc = -1;
+		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u removed "
+			  "(%u of %u)", i, i + 1, h->size);
+	}
 	remove_cgroup_parent(h);
 	snprintf(dynmods, sizeof(dynmods), "%s/" DYNMODS_DIR, ns_dir);
 	if (umount2(dynmods, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 ||
@@ -1017,6 +1047,8 @@ int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
 		rc = -1;
 		goto out;
 	}
+	rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "destroying the pool in "
+		  "`%s': %u slots", dir, h.size);
 	rc = destroy_locked(dir_fd, &h, force, err);
 	if (rc == 0)
 		unlinkat(dir_fd, "pool.lock", 0);

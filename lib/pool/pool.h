@@ -132,8 +132,10 @@ int rg_pool_options_in(struct rg_pool_options *own,
 		       const struct rg_pool_options *options,
 		       struct rg_error *err);
 
+/* log: where creation reports each step (the run's or the admin sink) */
 int rg_pool_ensure(int dir_fd, const char *dir,
-		   const struct rg_pool_options *o, struct pool_header *h,
+		   const struct rg_pool_options *o,
+		   const struct rg_log_sink *log, struct pool_header *h,
 		   struct rg_error *err);
 int rg_pool_read_record(int dir_fd, unsigned int index,
 			struct slot_record *rec);

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/ioprio.h>
@@ -28,6 +29,7 @@
 
 #include "abi.h"
 #include "detach.h"
+#include "log_sink.h"
 #include "error.h"
 #include "pool.h"
 
@@ -205,8 +207,19 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 				  "rg_prewarm_stats", err) < 0)
 		return -1;
 	walk_begin(&walk, WARM_READ_NOW);
-	for (size_t i = 0; i < count && rc == 0; i++)
+	for (size_t i = 0; i < count && rc == 0; i++) {
+		struct rg_prewarm_stats before = walk.stats;
+
+		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "prewarming `%s'",
+			  paths[i]);
 		rc = prewarm_tree(paths[i], &walk, false, err);
+		if (rc == 0)
+			rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
+				  "`%s': %" PRIu64 " files, %" PRIu64
+				  " bytes in the page cache", paths[i],
+				  walk.stats.files - before.files,
+				  walk.stats.bytes - before.bytes);
+	}
 	walk_end(&walk);
 	if (rc == 0 && stats)
 		rg_abi_copy_out(stats, &walk.stats, sizeof(walk.stats));

@@ -1725,6 +1725,33 @@ class PoolAdminTest(PoolTestCase):
                 self.assertIn(x['memory-limit'],
                               ('-', str(int(LIMIT_KB) * 1024)), s.text)
 
+    def test_verbose_says_each_step(self):
+        """-v: creation, keepers, prewarm and destroy say what they do,
+        slot by slot; without -v they are silent."""
+        r = self.admin('--pool-size=3', '--pool-create', '-v')
+        self.assertEqual(r.rc, 0, r.describe())
+        err = r.stderr
+        self.assertIn("creating the pool in `%s': 3 slots" % self.pool, err)
+        for i in range(3):
+            self.assertIn('slot %d made: cgroup and namespaces (%d of 3)'
+                          % (i, i + 1), err)
+            if POOL_KEEPER == 'yes':
+                self.assertIn('slot %d: keeper started' % i, err)
+        self.assertIn("the pool in `%s' is ready" % self.pool, err)
+        r = self.admin('--pool-size=3', '--pool-create')
+        self.assertEqual((r.rc, r.stderr), (0, ''), r.describe())
+        r = self.admin('--pool-prewarm', '-v', self.probe)
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertIn("prewarming `%s'" % self.probe, r.stderr)
+        self.assertIn("`%s': 1 files, %d bytes in the page cache"
+                      % (self.probe, os.path.getsize(self.probe)), r.stderr)
+        r = self.admin('--pool-destroy', '-v')
+        self.assertEqual(r.rc, 0, r.describe())
+        self.assertIn("destroying the pool in `%s': 3 slots" % self.pool,
+                      r.stderr)
+        for i in range(3):
+            self.assertIn('slot %d removed (%d of 3)' % (i, i + 1), r.stderr)
+
     def test_show_json_says_what_the_table_says(self):
         r = self.admin('--pool-size=3', '--pool-create')
         self.assertEqual(r.rc, 0, r.describe())
