@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <linux/magic.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -192,6 +193,88 @@ static void destroy_cg(struct tstate *ts, int slot)
 	assert_gone(ts->v2_root, ts->name[slot]);
 }
 
+/*
+ * The fork-bomb test hung once (6.1, cgroup v1, in the lab, whose boots
+ * have no shell): a watch thread turns a hang into a failure that shows
+ * where the test thread and its children wait in the kernel.
+ */
+#define HANG_SECONDS 60
+
+struct hang_watch {
+	pthread_t thread;
+	bool running;
+	pid_t tid;		/* the test's thread */
+	const char *volatile phase;
+};
+
+/* One at a time; teardown stops it when an assertion left the test. */
+static struct hang_watch watch;
+
+static void print_proc_file(const char *label, const char *path)
+{
+	char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = '\0';
+		fprintf(stderr, "  %s %s:\n%s\n", label, path, buf);
+	}
+}
+
+static void print_task(const char *label, pid_t pid, pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	print_proc_file(label, path);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, tid);
+	print_proc_file(label, path);
+}
+
+static void *hang_watch_main(void *arg)
+{
+	struct hang_watch *w = arg;
+	char path[64];
+	int child, shown = 0;
+	FILE *f;
+
+	sleep(HANG_SECONDS);
+	fprintf(stderr, "HANG: no progress for %d s while %s\n", HANG_SECONDS,
+		w->phase);
+	print_task("test thread", getpid(), w->tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", w->tid);
+	f = fopen(path, "r");
+	while (f && shown++ < 10 && fscanf(f, "%d", &child) == 1)
+		print_task("child", child, child);
+	if (f)
+		fclose(f);
+	abort();
+	return NULL;
+}
+
+static void hang_watch_start(struct hang_watch *w, const char *phase)
+{
+	w->tid = (pid_t)syscall(SYS_gettid);
+	w->phase = phase;
+	assert_int_equal(pthread_create(&w->thread, NULL, hang_watch_main, w),
+			 0);
+	w->running = true;
+}
+
+static void hang_watch_stop(struct hang_watch *w)
+{
+	if (!w->running)
+		return;
+	pthread_cancel(w->thread);
+	pthread_join(w->thread, NULL);
+	w->running = false;
+}
+
 static int setup(void **state)
 {
 	*state = calloc(1, sizeof(struct tstate));
@@ -202,6 +285,7 @@ static int teardown(void **state)
 {
 	struct tstate *ts = *state;
 
+	hang_watch_stop(&watch);
 	destroy_cg(ts, 0);
 	destroy_cg(ts, 1);
 	free(ts);
@@ -586,10 +670,13 @@ static void kill_bomb(struct rg_cgroup *cg, pid_t first)
 	struct timespec delay = { 0, 200000000 };
 	int status, reaped = 0;
 
+	hang_watch_start(&watch, "letting the bomb grow");
 	nanosleep(&delay, NULL);
 	assert_int_equal(populated(cg), 1);
+	watch.phase = "killing the bomb (rg_cgroup_kill)";
 	kill_all(cg);
 	assert_int_equal(populated(cg), 0);
+	watch.phase = "reaping the bomb's processes";
 	/* Dead already; reap them all (subreaper) so no zombie counts. */
 	for (;;) {
 		pid_t pid = waitpid(-1, &status, 0);
@@ -600,6 +687,7 @@ static void kill_bomb(struct rg_cgroup *cg, pid_t first)
 		if (pid == first)
 			assert_true(WIFSIGNALED(status));
 	}
+	hang_watch_stop(&watch);
 	assert_int_equal(errno, ECHILD);
 	fprintf(stderr, "  reaped %d bomb processes\n", reaped);
 	assert_true(reaped > 10);
