@@ -2,8 +2,10 @@
 """Stubs of the C extension runguard._runguard (see runguard/*.c)."""
 
 import os
+from _typeshed import structseq
 from types import TracebackType
-from typing import Iterable, Literal, Optional, Sequence, Tuple, Type, Union, final
+from typing import (Any, Final, Iterable, Literal, Optional, Tuple, Type,
+                    Union, final)
 
 from ._types import Limit, Outcome, SlotState
 from .config import Config
@@ -89,10 +91,14 @@ class Pool:
                  tb: Optional[TracebackType], /) -> bool: ...
 
 @final
-class SlotInfo(Tuple[int, SlotState, int, int, int, bool, Optional[int], str]):
+class SlotInfo(structseq[Any],
+               Tuple[int, SlotState, int, int, int, bool, Optional[int], str]):
     """One slot of a pool (PoolInfo.slots)."""
+    __match_args__: Final = ('number', 'state', 'holder', 'runs',
+                             'last_reset', 'settings_known', 'memory_limit',
+                             'cpuset')
     @property
-    def index(self) -> int: ...
+    def number(self) -> int: ...
     @property
     def state(self) -> SlotState: ...
     @property
@@ -109,8 +115,11 @@ class SlotInfo(Tuple[int, SlotState, int, int, int, bool, Optional[int], str]):
     def cpuset(self) -> str: ...
 
 @final
-class PoolInfo(Tuple[int, int, str, bool, int, Tuple[SlotInfo, ...]]):
+class PoolInfo(structseq[Any],
+               Tuple[int, int, str, bool, int, Tuple[SlotInfo, ...]]):
     """A pool's state (pool_show())."""
+    __match_args__: Final = ('size', 'cgroup_version', 'cgroup_path',
+                             'favordynmods', 'created', 'slots')
     @property
     def size(self) -> int: ...
     @property
@@ -125,8 +134,9 @@ class PoolInfo(Tuple[int, int, str, bool, int, Tuple[SlotInfo, ...]]):
     def slots(self) -> Tuple[SlotInfo, ...]: ...
 
 @final
-class PrewarmStats(Tuple[int, int]):
+class PrewarmStats(structseq[Any], Tuple[int, int]):
     """What pool_prewarm() read."""
+    __match_args__: Final = ('files', 'bytes')
     @property
     def files(self) -> int: ...
     @property

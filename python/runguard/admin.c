@@ -18,7 +18,7 @@ static PyStructSequence_Field pool_info_fields[] = {
 };
 
 static PyStructSequence_Field slot_info_fields[] = {
-	{ "index", "slot number" },
+	{ "number", "slot number (rg_pool_slot_info.index)" },
 	{ "state", "SlotState" },
 	{ "holder", "pid of the holder, 0 when free" },
 	{ "runs", "runs served" },
@@ -286,25 +286,25 @@ static PyObject *pool_slot_keeper(PyObject *module, PyObject *args,
 
 PyMethodDef rgpy_admin_methods[] = {
 	{ "pool_create", KW(pool_create), METH_VARARGS | METH_KEYWORDS,
-	  "pool_create(size, dir=None, *, cgroup_parent=None, "
-	  "favordynmods=False, keepers=False) -> None\n\n"
+	  "pool_create($module, /, size, dir=None, *, cgroup_parent=None, "
+	  "favordynmods=False, keepers=False)\n--\n\n"
 	  "Create the pool, or complete a half-made one (idempotent)." },
 	{ "pool_destroy", KW(pool_destroy), METH_VARARGS | METH_KEYWORDS,
-	  "pool_destroy(dir=None, *, force=False) -> None\n\n"
+	  "pool_destroy($module, /, dir=None, *, force=False)\n--\n\n"
 	  "Remove the pool's slots, namespaces, mounts, cgroups and files. "
 	  "Raises Error (EBUSY) while a slot is held, unless force: then "
 	  "the runs in held slots are killed." },
 	{ "pool_show", KW(pool_show), METH_VARARGS | METH_KEYWORDS,
-	  "pool_show(dir=None) -> PoolInfo\n\n"
+	  "pool_show($module, /, dir=None)\n--\n\n"
 	  "The pool's state, without changing it (Error with ENOENT when "
 	  "there is no pool)." },
 	{ "pool_prewarm", pool_prewarm, METH_O,
-	  "pool_prewarm(paths) -> PrewarmStats\n\n"
+	  "pool_prewarm($module, paths, /)\n--\n\n"
 	  "Bring the files (directories: every regular file below them) "
 	  "into the page cache, charged to the caller's cgroup." },
 	{ "pool_slot_keeper", KW(pool_slot_keeper),
 	  METH_VARARGS | METH_KEYWORDS,
-	  "pool_slot_keeper(index, dir=None) -> int | None\n\n"
+	  "pool_slot_keeper($module, /, index, dir=None)\n--\n\n"
 	  "The pid of slot index's keeper, None when it has none, -1 when "
 	  "it is alive but too busy to answer." },
 	{ NULL, NULL, 0, NULL },

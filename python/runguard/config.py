@@ -44,7 +44,7 @@ def _stream(name: str, value: Stream | None
         return os.fspath(value)
     if hasattr(value, 'fileno'):
         # kept, not its fd: the object stays open while the Config lives
-        return typing.cast(_HasFileno, value)
+        return value
     raise TypeError('%s: expected a path, a file descriptor or a file '
                     'object, not %s' % (name, type(value).__name__))
 

@@ -41,7 +41,7 @@ static PyObject *version(PyObject *module, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
 	{ "run", rgpy_run_func, METH_O,
-	  "run(config) -> Result\n\n"
+	  "run($module, config, /)\n--\n\n"
 	  "Run config once (rg_run), the GIL released while it runs. "
 	  "Returns the Result of a completed run (Outcome.COMPLETED, "
 	  "whatever its exit status) and of a failed execve() "
@@ -51,15 +51,15 @@ static PyMethodDef module_methods[] = {
 	  "a KeyboardInterrupt cancels the run, waits for its clean-up and "
 	  "propagates." },
 	{ "cancel_all", rgpy_cancel_all, METH_NOARGS,
-	  "cancel_all() -> None\n\n"
+	  "cancel_all($module, /)\n--\n\n"
 	  "Cancel every run of this process under way (any thread, any "
 	  "pool): each is killed, cleaned up, and raises Cancelled." },
 	{ "check_config", rgpy_check_config, METH_O,
-	  "check_config(config) -> None\n\n"
+	  "check_config($module, config, /)\n--\n\n"
 	  "Apply config to a new librunguard configuration and drop it: "
 	  "raises what a run would for its values (Config() calls it)." },
 	{ "version", version, METH_NOARGS,
-	  "version() -> str\n\nThe version of librunguard in use." },
+	  "version($module, /)\n--\n\nThe version of librunguard in use." },
 	{ NULL, NULL, 0, NULL },
 };
 

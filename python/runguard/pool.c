@@ -225,20 +225,22 @@ static PyGetSetDef pool_getset[] = {
 
 static PyMethodDef pool_methods[] = {
 	{ "run", pool_run, METH_O,
-	  "run(config) -> Result\n\n"
+	  "run($self, config, /)\n--\n\n"
 	  "Run config in a free slot (waiting while all are busy), the GIL "
 	  "released: call it from many threads at once. Raises as "
 	  "runguard.run() does." },
 	{ "cancel", pool_cancel, METH_NOARGS,
-	  "cancel() -> None\n\n"
+	  "cancel($self, /)\n--\n\n"
 	  "Cancel the runs under way in this pool: each is killed and "
 	  "cleaned up, and its run() raises Cancelled." },
 	{ "close", pool_close, METH_NOARGS,
-	  "close() -> None\n\n"
+	  "close($self, /)\n--\n\n"
 	  "Refuse new runs, wait for the runs under way, release the handle. "
 	  "The pool itself stays (pool_destroy() removes it)." },
-	{ "__enter__", pool_enter, METH_NOARGS, NULL },
+	{ "__enter__", pool_enter, METH_NOARGS,
+	  "__enter__($self, /)\n--\n\nThe pool itself." },
 	{ "__exit__", pool_exit, METH_VARARGS,
+	  "__exit__($self, exc_type, exc, tb, /)\n--\n\n"
 	  "close(); after an exception, cancel() first." },
 	{ NULL, NULL, 0, NULL },
 };
@@ -251,7 +253,7 @@ PyTypeObject rgpy_pool_type = {
 	.tp_repr = pool_repr,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "Pool(size, dir=None, *, cgroup_parent=None, "
-		  "favordynmods=False, keepers=False)\n\n"
+		  "favordynmods=False, keepers=False)\n--\n\n"
 		  "A pool of size sandbox slots in dir (None: /run/runguard), "
 		  "opened once (rg_pool_open): made, or completed, if needed. "
 		  "keepers starts a resident keeper in every free slot (see "

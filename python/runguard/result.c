@@ -292,18 +292,18 @@ static PyObject *result_repr(PyObject *self)
 static PyMethodDef result_methods[] = {
 	{ "time_result", (PyCFunction)(void (*)(void))result_time_result,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "time_result(time_used='cpu') -> str\n\n"
+	  "time_result($self, /, time_used='cpu')\n--\n\n"
 	  "DOMjudge's time-result: '', 'soft-timelimit' or 'hard-timelimit', "
 	  "judged on the CPU ('cpu') or wall-clock ('wall') limit." },
 	{ "meta", (PyCFunction)(void (*)(void))result_meta,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "meta(*, time_used='cpu', stream_limit_given=False, "
-	  "extra_keys=False) -> str\n\n"
+	  "meta($self, /, *, time_used='cpu', stream_limit_given=False, "
+	  "extra_keys=False)\n--\n\n"
 	  "The DOMjudge meta-file keys of this run (rg_meta_write_result)." },
 	{ "write_meta", (PyCFunction)(void (*)(void))result_write_meta,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "write_meta(file, *, time_used='cpu', stream_limit_given=False, "
-	  "extra_keys=False) -> None\n\n"
+	  "write_meta($self, file, /, *, time_used='cpu', "
+	  "stream_limit_given=False, extra_keys=False)\n--\n\n"
 	  "Write meta() to file: a path (created or truncated) or an object "
 	  "with write()." },
 	{ NULL, NULL, 0, NULL },
