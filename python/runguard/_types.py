@@ -78,3 +78,10 @@ class CleanupError(RunError):
 class Cancelled(RunError):
     """The run was cancelled (Pool.cancel(), cancel_all()) and killed before
     it ended on its own; .result describes it up to then."""
+
+
+# shown as runguard.X in tracebacks and reprs, where users find them
+for _cls in (Outcome, Limit, SlotState, Error, ConfigError, RunError,
+             SetupError, CleanupError, Cancelled):
+    _cls.__module__ = 'runguard'
+del _cls
