@@ -11,7 +11,7 @@ variables rgtest reads (RG_PROGRAMS, RG_CGROUP_PARENT, ...).
 import os
 import sys
 
-sys.path.insert(0, os.environ.get(
+sys.path.append(os.environ.get(
     'RG_INTEGRATION_DIR',
     os.path.join(os.path.dirname(os.path.abspath(__file__)), '..',
                  'integration')))
