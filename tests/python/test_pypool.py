@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""runguard.Pool from many Python threads at once: every run holds its
+slot alone, results are right, cancel and close work, pool admin, and
+nothing is left (processes, cgroups, the pool itself)."""
+
+import concurrent.futures
+import errno
+import os
+import shutil
+import tempfile
+import threading
+import time
+
+import pyrgtest
+import runguard
+
+SLOTS = 3
+
+
+class PoolTest(pyrgtest.PrivilegedCase):
+
+    def setUp(self):
+        super().setUp()
+        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-pool-')
+        self.pool_dir = os.path.join(self.pool_parent, 'pool')
+
+    def tearDown(self):
+        try:
+            if os.path.exists(self.pool_dir):
+                runguard.pool_destroy(self.pool_dir, force=True)
+            shutil.rmtree(self.pool_parent, ignore_errors=True)
+        finally:
+            super().tearDown()
+
+    def open_pool(self, **kw):
+        return runguard.Pool(SLOTS, self.pool_dir,
+                             cgroup_parent=pyrgtest.CGROUP_PARENT, **kw)
+
+    def test_many_threads_one_pool(self):
+        cases = 24
+
+        def case(pool, n):
+            return n, pool.run(self.config('exitcode', n))
+
+        with self.open_pool() as pool, \
+                concurrent.futures.ThreadPoolExecutor(8) as ex:
+            results = list(ex.map(lambda n: case(pool, n), range(cases)))
+            info = runguard.pool_show(self.pool_dir)
+        for n, res in results:
+            self.assertEqual(res.exit_code, n)
+            self.assertTrue(res.pooled)
+            self.assertIn(res.pool_slot, range(SLOTS))
+        self.assertEqual(info.size, SLOTS)
+        self.assertEqual(sum(s.runs for s in info.slots), cases)
+        self.assertEqual([s.number for s in info.slots], list(range(SLOTS)))
+        for s in info.slots:
+            self.assertEqual(s.state, runguard.SlotState.FREE)
+            self.assertEqual(s.holder, 0)
+        self.assertTrue(pool.closed)
+        with self.assertRaisesRegex(ValueError, 'closed'):
+            pool.run(self.config('exitcode', 0))
+
+    def test_threads_overlap(self):
+        """Runs of sleep 1 in 3 threads take about 1 s, not 3 s: the GIL
+        is released and the pool runs them side by side, each in a slot
+        of its own."""
+        with self.open_pool() as pool, \
+                concurrent.futures.ThreadPoolExecutor(SLOTS) as ex:
+            start = time.monotonic()
+            res = list(ex.map(lambda _: pool.run(self.config('sleep', 1)),
+                              range(SLOTS)))
+            elapsed = time.monotonic() - start
+        self.assertEqual(sorted(r.pool_slot for r in res),
+                         list(range(SLOTS)))
+        self.assertLess(elapsed, 2.5)
+
+    def test_cancel_and_exception_in_with(self):
+        errors = []
+
+        def worker(pool):
+            try:
+                pool.run(self.config('sleep', 30, wall_limit=60))
+            except runguard.Cancelled as e:
+                errors.append(e)
+
+        pool = self.open_pool()
+        threads = [threading.Thread(target=worker, args=(pool,))
+                   for _ in range(SLOTS)]
+        start = time.monotonic()
+        with self.assertRaises(RuntimeError):
+            with pool:
+                for t in threads:
+                    t.start()
+                time.sleep(0.5)
+                # leaving with an exception cancels, then waits
+                raise RuntimeError('judging failed')
+        for t in threads:
+            t.join(10)
+        self.assertLess(time.monotonic() - start, 6)
+        self.assertEqual(len(errors), SLOTS)
+        self.assertTrue(all(e.result.pooled for e in errors))
+        info = runguard.pool_show(self.pool_dir)
+        self.assertTrue(all(s.state == runguard.SlotState.FREE
+                            for s in info.slots), info)
+
+    def test_admin_functions(self):
+        runguard.pool_create(SLOTS, self.pool_dir,
+                             cgroup_parent=pyrgtest.CGROUP_PARENT)
+        info = runguard.pool_show(self.pool_dir)
+        self.assertIn(info.cgroup_version, (1, 2))
+        self.assertIn(pyrgtest.CGROUP_PARENT, info.cgroup_path)
+        self.assertGreater(info.created, 0)
+        stats = runguard.pool_prewarm([self.prog('hello')])
+        self.assertEqual(stats.files, 1)
+        self.assertEqual(stats.bytes, os.path.getsize(self.prog('hello')))
+        self.assertIsNone(runguard.pool_slot_keeper(0, self.pool_dir))
+        with self.open_pool() as pool:
+            res = pool.run(self.config('hello'))
+            self.assertEqual(res.exit_code, 0)
+            self.assertIn('pool', repr(pool).lower())
+        runguard.pool_destroy(self.pool_dir)
+        with self.assertRaises(runguard.Error) as cm:
+            runguard.pool_show(self.pool_dir)
+        self.assertEqual(cm.exception.errno, errno.ENOENT)
+
+    def test_keepers(self):
+        with self.open_pool(keepers=True) as pool:
+            res = pool.run(self.config('exitcode', 5, pool_keeper=True))
+            self.assertEqual(res.exit_code, 5)
+            keeper = runguard.pool_slot_keeper(res.pool_slot, self.pool_dir)
+            self.assertTrue(keeper and keeper > 0, keeper)
+
+
+if __name__ == '__main__':
+    pyrgtest.rgtest.main()
