@@ -88,7 +88,8 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
  * A slot borrowed from cfg's pool (cfg->pool_size > 0; created if need
  * be): kept cgroup and namespaces, settings written only where they
  * differ, cleaned first if its last holder died. Waits while every slot
- * is busy; wake_fd (if >= 0) becoming readable ends the wait (EINTR).
+ * is busy; wake_fd (if >= 0) or cfg's cancel fd becoming readable ends
+ * the wait (EINTR).
  * pool: the pool opened already (rg_pool_open), or NULL to open cfg's.
  */
 int rg_slot_acquire_pooled(const struct rg_config *cfg,

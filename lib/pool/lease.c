@@ -138,12 +138,18 @@ static int pick_slot(int dir_fd, const struct pool_header *h,
 	return fd;
 }
 
-/* Sleep until the next try; false when wake_fd became readable. */
-static bool wait_a_little(int wake_fd, int *delay_ms)
+/*
+ * Sleep until the next try; false when wake_fd (the run's signals) or the
+ * run's cancel fd became readable. A negative fd is ignored by poll().
+ */
+static bool wait_a_little(int wake_fd, int cancel_fd, int *delay_ms)
 {
-	struct pollfd p = { .fd = wake_fd, .events = POLLIN };
+	struct pollfd p[2] = {
+		{ .fd = wake_fd, .events = POLLIN },
+		{ .fd = cancel_fd, .events = POLLIN },
+	};
 
-	if (poll(&p, wake_fd >= 0 ? 1 : 0, *delay_ms) > 0)
+	if (poll(p, 2, *delay_ms) > 0)
 		return false;
 	if (*delay_ms < WAIT_MAX_MS)
 		*delay_ms *= 2;
@@ -223,9 +229,9 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 			       h->size);
 			logged = true;
 		}
-		if (!wait_a_little(wake_fd, &delay_ms))
-			return rg_fail(err, EINTR,
-				       "interrupted while waiting for a free slot");
+		if (!wait_a_little(wake_fd, cfg->cancel_fd, &delay_ms))
+			return rg_fail(err, EINTR, "interrupted while waiting "
+				       "for a free slot (signal or cancel fd)");
 	}
 }
 

@@ -54,14 +54,14 @@ class ConfigError(Error, ValueError):
 
 
 class RunError(Error):
-    """A run that has a result but no verdict: the result is in .result."""
+    """A run that has a result but no verdict: the result is in .result
+    (None only for a Cancelled run that never got its slot)."""
 
-    result: Result
+    result: Result | None
 
     def __init__(self, *args: object, result: Result | None = None) -> None:
         super().__init__(*args)
-        if result is not None:
-            self.result = result
+        self.result = result
 
 
 class SetupError(RunError):
@@ -77,7 +77,8 @@ class CleanupError(RunError):
 
 class Cancelled(RunError):
     """The run was cancelled (Pool.cancel(), cancel_all()) and killed before
-    it ended on its own; .result describes it up to then."""
+    it ended on its own; .result describes it up to then, None when it was
+    still waiting for a free slot."""
 
 
 # shown as runguard.X in tracebacks and reprs, where users find them

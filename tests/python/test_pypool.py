@@ -103,6 +103,35 @@ class PoolTest(pyrgtest.PrivilegedCase):
         self.assertTrue(all(s.state == runguard.SlotState.FREE
                             for s in info.slots), info)
 
+    def test_cancel_reaches_a_run_waiting_for_a_slot(self):
+        """More runs than slots: the ones still waiting for a slot end at
+        once on a cancel too (the library polls the cancel fd while it
+        waits), not only when a slot becomes free."""
+        errors = []
+
+        def worker(pool):
+            try:
+                pool.run(self.config('sleep', 30, wall_limit=60))
+            except runguard.Cancelled as e:
+                errors.append(e)
+
+        with self.open_pool() as pool:
+            threads = [threading.Thread(target=worker, args=(pool,))
+                       for _ in range(SLOTS + 2)]
+            for t in threads:
+                t.start()
+            time.sleep(1)
+            start = time.monotonic()
+            pool.cancel()
+            for t in threads:
+                t.join(10)
+            elapsed = time.monotonic() - start
+        self.assertEqual(len(errors), SLOTS + 2, errors)
+        self.assertLess(elapsed, 5)
+        # the waiting ones never had a slot: no result
+        waited = [e for e in errors if e.result is None]
+        self.assertEqual(len(waited), 2, errors)
+
     def test_admin_functions(self):
         runguard.pool_create(SLOTS, self.pool_dir,
                              cgroup_parent=pyrgtest.CGROUP_PARENT)
