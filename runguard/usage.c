@@ -95,6 +95,11 @@ int rg_cli_print_version(FILE *out)
 		rg_version());
 	fputs("A drop-in replacement for DOMjudge's judgehost runguard;\n"
 	      "it is not part of DOMjudge.\n\n", out);
+	/* Fixed at build time: an admin (or scripts/sample-judging) reads
+	 * here what a packaged binary was built for. */
+	fputs("CHROOT_PREFIX: " RG_CHROOT_PREFIX "\n"
+	      "VALID_USERS: " RG_VALID_USERS "\n"
+	      "cgroup parent: " RG_CGROUP_PARENT "\n\n", out);
 	fputs("This is free software, licensed under the GNU Lesser General Public\n"
 	      "License version 2.1 or later. There is NO WARRANTY, to the extent\n"
 	      "permitted by law.\n", out);

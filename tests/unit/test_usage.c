@@ -114,6 +114,9 @@ static void test_version(void **state)
 	assert_null(strstr(text, "part of DOMjudge version"));
 	assert_non_null(strstr(text, "Lesser General Public"));
 	assert_non_null(strstr(text, "NO WARRANTY"));
+	assert_non_null(strstr(text, "\nCHROOT_PREFIX: " RG_CHROOT_PREFIX "\n"));
+	assert_non_null(strstr(text, "\nVALID_USERS: " RG_VALID_USERS "\n"));
+	assert_non_null(strstr(text, "\ncgroup parent: " RG_CGROUP_PARENT "\n"));
 	free(c.text);
 }
 
