@@ -64,7 +64,7 @@ static void check_caps(struct rg_check_ctx *c)
 		rg_check_add(c->report, "privileges.capabilities",
 			     RG_CHECK_WARNING,
 			     "give runguard CAP_SYS_RESOURCE (a container: --cap-add SYS_RESOURCE)",
-			     "root without CAP_SYS_RESOURCE: runs work, but get no limit above the hard rlimits runguard starts with (kept, with a warning), core dumps 0/0 where the hard RLIMIT_CORE is 0, and slot keepers keep their OOM score");
+			     "root without CAP_SYS_RESOURCE: runs work, but get no limit above the hard rlimits runguard starts with (kept, with a warning), core dumps 0/0 where the hard RLIMIT_CORE is 0, and slot keepers stay candidates of the OOM killer");
 	else
 		rg_check_add(c->report, "privileges.capabilities", RG_CHECK_OK,
 			     NULL, "root with the capabilities runguard uses");
