@@ -71,6 +71,28 @@ static int add_valid_users_item(struct rg_check_report *r,
 				   err);
 }
 
+/* -g, which the library's user items do not know. */
+static int add_group_item(struct rg_check_report *r,
+			  const struct rg_cli_options *o, struct rg_error *err)
+{
+	char item[300], text[sizeof(err->message) + 256];
+	struct rg_error why = { 0 };
+	gid_t gid;
+
+	if (!o->group)
+		return 0;
+	snprintf(item, sizeof(item), "group.%s", o->group);
+	if (rg_cli_resolve_group(o->group, &gid, &why) == 0) {
+		snprintf(text, sizeof(text), "gid %u", (unsigned int)gid);
+		return rg_check_report_add(r, item, RG_CHECK_OK, text, NULL,
+					   err);
+	}
+	return rg_check_report_add(r, item, RG_CHECK_ERROR,
+				   rg_error_format(&why, text, sizeof(text)),
+				   "groupadd GROUP, or -g with an existing group",
+				   err);
+}
+
 static void fill_options(const struct rg_cli_options *o,
 			 const struct check_input *in,
 			 struct rg_check_options *co)
@@ -101,6 +123,7 @@ int rg_cli_check(const struct rg_cli_options *o, const char *progname,
 	fill_options(o, &in, &co);
 	if (rg_check(&co, &report, &err) < 0 ||
 	    add_settings_item(report, &in, &err) < 0 ||
+	    add_group_item(report, o, &err) < 0 ||
 	    add_valid_users_item(report, o, &err) < 0) {
 		fprintf(errors, "%s: %s\n", progname,
 			rg_error_format(&err, text, sizeof(text)));

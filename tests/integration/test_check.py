@@ -94,6 +94,37 @@ def private_mounts(*steps):
     return run
 
 
+def own_v2_cgroup():
+    """This process's cgroup directory on v2, None at the root."""
+    with open('/proc/self/cgroup') as f:
+        for line in f:
+            if line.startswith('0::'):
+                rel = line[3:].strip().strip('/')
+                return os.path.join(CGROOT, rel) if rel else None
+    return None
+
+
+def kernel_version():
+    return tuple(int(x) for x in
+                 re.match(r'(\d+)\.(\d+)', os.uname().release).groups())
+
+
+def expected_kernel_items():
+    """What kernel.memory-peak and kernel.cgroup-kill must say without a
+    pool, from this process's own cgroup (v2), or the version."""
+    if cgroup_mode() == 'v1':
+        return {'kernel.memory-peak': 'ok', 'kernel.cgroup-kill': 'ok'}
+    d = own_v2_cgroup()
+    if d and os.path.exists(os.path.join(d, 'memory.current')):
+        peak = os.path.exists(os.path.join(d, 'memory.peak'))
+        kill = os.path.exists(os.path.join(d, 'cgroup.kill'))
+    else:
+        peak = kernel_version() >= (5, 19)
+        kill = kernel_version() >= (5, 14)
+    return {'kernel.memory-peak': 'ok' if peak else 'warning',
+            'kernel.cgroup-kill': 'ok' if kill else 'warning'}
+
+
 class CheckTestCase(RGTestCase):
     """runguard --check ARGS, text and JSON, checked against each other."""
 
@@ -156,17 +187,29 @@ class CheckHostTest(CheckTestCase):
     """This host as it is, then one broken condition at a time."""
 
     def test_this_host(self):
+        # the report itself, for the lab's console (docs/check.md)
+        print('\n--- runguard --check (exit %d)\n%s---'
+              % self.raw([])[:2], flush=True)
         r = self.check('-u', RUN_USER)
+        print('--- runguard --check -u %s (exit %d)\n%s---'
+              % (RUN_USER, r.rc, r.text), flush=True)
         d = r.describe()
         self.assertEqual(r.status('cgroup.mode'), 'ok', d)
         self.assertTrue(r.items['cgroup.mode']['message']
                         .startswith(cgroup_mode()), d)
         self.assertTrue(r.items['kernel.release']['message']
                         .startswith(os.uname().release + ' '), d)
-        for name in ('cgroup.memory', 'cgroup.parent', 'kernel.memory-peak',
-                     'kernel.cgroup-kill', 'kernel.clone-into-cgroup',
-                     'user.' + RUN_USER, 'valid-users', 'chroot-prefix'):
+        for name in ('cgroup.memory', 'cgroup.parent',
+                     'kernel.clone-into-cgroup', 'user.' + RUN_USER,
+                     'valid-users', 'chroot-prefix'):
             self.assertEqual(r.status(name), 'ok', name + '\n' + d)
+        # the features, as this process's own cgroup shows them
+        for name, want in expected_kernel_items().items():
+            self.assertEqual(r.status(name), want, name + '\n' + d)
+        # per-run IPC namespaces pile up before 6.3 (no pool here)
+        self.assertEqual(r.status('kernel.ipc-namespace'),
+                         'ok' if kernel_version() >= (6, 3) else 'warning',
+                         d)
         if cgroup_mode() == 'v1':
             for name in ('cgroup.cpuacct', 'cgroup.freezer'):
                 self.assertEqual(r.status(name), 'ok', d)
@@ -195,6 +238,14 @@ class CheckHostTest(CheckTestCase):
         self.assertEqual(i['fix'], 'useradd -d /nonexistent -U -M -s '
                          '/bin/false rgcheck-nosuchuser', d)
         self.assertNotIn('valid-users', r.items, d)
+        # -g of a group that does not exist
+        r = self.check('-u', RUN_USER, '-g', 'rgcheck-nosuchgroup')
+        d = r.describe()
+        self.assertEqual(r.status('group.rgcheck-nosuchgroup'), 'error', d)
+        self.assertEqual(r.status('user.' + RUN_USER), 'ok', d)
+        self.assertEqual(r.rc, 2, d)
+        r = self.check('-u', RUN_USER, '-g', RUN_GROUP)
+        self.assertEqual(r.status('group.' + RUN_GROUP), 'ok', r.describe())
 
     def test_run_user_not_admitted(self):
         # root exists, has a group of its name, and VALID_USERS never
@@ -400,6 +451,8 @@ class CheckPoolTest(PoolTestCase, CheckTestCase):
                       r.items['pool']['message'], d)
         self.assertTrue(r.items['pool.slots']['message']
                         .startswith('1 free, 0 held, 0 dirty'), d)
+        # with a pool the IPC namespaces are kept, whatever the kernel
+        self.assertEqual(r.status('kernel.ipc-namespace'), 'ok', d)
 
         # held
         h = self.start(['-t', '60', self.probe, 'hold', '30'], 'meta-held',
