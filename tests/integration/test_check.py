@@ -428,6 +428,93 @@ class CheckHostTest(CheckTestCase):
             pass
 
 
+class CheckOptions(ctypes.Structure):
+    """struct rg_check_options (include/runguard/check.h)."""
+    _fields_ = [('struct_size', ctypes.c_size_t),
+                ('cgroup_parent', ctypes.c_char_p),
+                ('want_cpuset', ctypes.c_bool),
+                ('chroot_prefix', ctypes.c_char_p),
+                ('run_users', ctypes.c_char_p),
+                ('pool_dir', ctypes.c_char_p),
+                ('pool_size', ctypes.c_uint),
+                ('pool_keepers', ctypes.c_bool),
+                ('pool_source', ctypes.c_char_p)]
+
+
+class CheckLibraryTest(RGTestCase):
+    """rg_check() through the shared library, as a judge links it."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        lib = os.path.join(os.path.dirname(os.path.dirname(RUNGUARD)),
+                           'lib', 'librunguard.so.0')
+        cls.lib = ctypes.CDLL(lib)
+        for name, res in (('rg_check_item_name', ctypes.c_char_p),
+                          ('rg_check_item_message', ctypes.c_char_p),
+                          ('rg_check_item_fix', ctypes.c_char_p),
+                          ('rg_check_report_count', ctypes.c_size_t),
+                          ('rg_check_item_status', ctypes.c_int),
+                          ('rg_check_report_status', ctypes.c_int)):
+            getattr(cls.lib, name).restype = res
+            getattr(cls.lib, name).argtypes = (
+                [ctypes.c_void_p] if name.endswith(('count', 'report_status'))
+                else [ctypes.c_void_p, ctypes.c_size_t])
+
+    def rg_check(self, opts):
+        report = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(2048)
+        rc = self.lib.rg_check(ctypes.byref(opts), ctypes.byref(report), err)
+        self.assertEqual(rc, 0, err.raw[4:200])
+        items = {}
+        for i in range(self.lib.rg_check_report_count(report)):
+            fix = self.lib.rg_check_item_fix(report, i)
+            items[self.lib.rg_check_item_name(report, i).decode()] = (
+                self.lib.rg_check_item_status(report, i),
+                self.lib.rg_check_item_message(report, i).decode(),
+                fix.decode() if fix else None)
+        worst = self.lib.rg_check_report_status(report)
+        self.lib.rg_check_report_free(report)
+        return items, worst
+
+    def test_options_as_given(self):
+        # a parent that cannot be made (v1 and v2 alike), a missing prefix
+        opts = CheckOptions(ctypes.sizeof(CheckOptions), b'rg/../check',
+                            False, b'/nonexistent-rgcheck', RUN_USER.encode(),
+                            None, 0, False, b'the test')
+        items, worst = self.rg_check(opts)
+        d = repr(items)
+        self.assertEqual(worst, 2, d)
+        self.assertEqual(items['cgroup.parent'][0], 2, d)
+        self.assertIn('invalid cgroup parent', items['cgroup.parent'][1], d)
+        self.assertEqual(items['chroot-prefix'][0], 2, d)
+        self.assertEqual(items['chroot-prefix'][2],
+                         'mkdir -p /nonexistent-rgcheck', d)
+        self.assertEqual(items['user.' + RUN_USER][0], 0, d)
+        self.assertEqual(items['pool'][1],
+                         'none (the test): each run makes its cgroups and '
+                         'namespaces', d)
+        # no probe cgroup for an invalid parent, no items it would feed
+        self.assertEqual(items['kernel.memory-peak'][0],
+                         0 if cgroup_mode() == 'v1' else 1, d)
+
+    def test_struct_size(self):
+        # a caller built against a header with only the first two fields:
+        # the rest counts as zero (no chroot prefix, no users, no pool)
+        opts = CheckOptions(CheckOptions.cgroup_parent.offset
+                            + ctypes.sizeof(ctypes.c_char_p),
+                            CGROUP_PARENT.encode(), False,
+                            b'/nonexistent-rgcheck', b'rgcheck-nosuchuser',
+                            b'/nonexistent-pool', 4, False, b'x')
+        items, worst = self.rg_check(opts)
+        d = repr(items)
+        self.assertNotIn('chroot-prefix', items, d)
+        self.assertFalse([n for n in items if n.startswith('user.')], d)
+        self.assertTrue(items['pool'][1].startswith('none (set by the '
+                                                    'caller)'), d)
+        self.assertEqual(items['cgroup.parent'][0], 0, d)
+
+
 class CheckPoolTest(PoolTestCase, CheckTestCase):
     """The pool item against a pool in each state."""
 
