@@ -441,8 +441,13 @@ static int parse_loop(struct rg_cli_options *o, int argc, char **argv,
 static bool wants_check(int argc, char **argv)
 {
 	bool check = false;
-	int opt, word;
+	int opt, word, i;
 
+	/* a run (no such word) pays one pass of strcmp, not a getopt pass */
+	for (i = 1; i < argc && strcmp(argv[i], "--check"); i++)
+		;
+	if (i >= argc)
+		return false;
 	optind = 0;
 	opterr = 0;
 	do {
