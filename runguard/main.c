@@ -16,6 +16,7 @@
 #include <runguard/pool.h>
 #include <runguard/runguard.h>
 
+#include "check.h"
 #include "config_map.h"
 #include "error.h"
 #include "log.h"
@@ -196,6 +197,11 @@ int main(int argc, char **argv)
 	}
 	rg_cli_log_set_mode(&log, opts.verbose, opts.quiet);
 	rg_cli_log_set_shared(&log, !opts.stderr_file);
+	if (opts.check) {
+		status = rg_cli_check(&opts, cli.progname, stdout, stderr);
+		rg_cli_options_free(&opts);
+		return status;
+	}
 	if (opts.pool_command) {
 		if (rg_cli_settings_load(&opts, &settings, &err))
 			usage_error(&cli, &err);

@@ -176,11 +176,15 @@ static int add_variables(struct rg_cli_options *o, const char *arg,
 	return ret;
 }
 
+/* --check reports a user or group that does not resolve as an item. */
 static int set_user(struct rg_cli_options *o, const char *arg,
 		    struct rg_error *err)
 {
-	if (rg_cli_resolve_user(arg, &o->uid, err))
-		return -1;
+	if (rg_cli_resolve_user(arg, &o->uid, o->check ? NULL : err)) {
+		if (!o->check)
+			return -1;
+		o->uid = (uid_t)-1;
+	}
 	o->user = arg;
 	return 0;
 }
@@ -188,7 +192,8 @@ static int set_user(struct rg_cli_options *o, const char *arg,
 static int set_group(struct rg_cli_options *o, const char *arg,
 		     struct rg_error *err)
 {
-	if (rg_cli_resolve_group(arg, &o->gid, err))
+	if (rg_cli_resolve_group(arg, &o->gid, o->check ? NULL : err) &&
+	    !o->check)
 		return -1;
 	o->group = arg;
 	o->has_gid = true;
@@ -395,6 +400,16 @@ static int unknown_option(const char *word, struct rg_error *err)
 	return rg_fail(err, 0, "unknown option or missing argument `%s'", c);
 }
 
+/*
+ * --check is no entry of the long option table: DOMjudge's --ch (for
+ * --chdir) would become ambiguous. Spelled in full, getopt reports it as
+ * unknown, from the word it came from.
+ */
+static bool is_check(int opt, int word, int argc, char **argv)
+{
+	return opt == '?' && word < argc && !strcmp(argv[word], "--check");
+}
+
 static int parse_loop(struct rg_cli_options *o, int argc, char **argv,
 		      struct rg_error *err)
 {
@@ -409,6 +424,8 @@ static int parse_loop(struct rg_cli_options *o, int argc, char **argv,
 
 		if (opt == -1)
 			return 0;
+		if (is_check(opt, word, argc, argv))
+			continue;
 		if (opt == '?' || opt == ':')
 			return unknown_option(word < argc ? argv[word] : NULL,
 					      err);
@@ -417,21 +434,61 @@ static int parse_loop(struct rg_cli_options *o, int argc, char **argv,
 	}
 }
 
+/*
+ * Is --check among the options? Known before the real pass, so that -u
+ * and -g (wherever they are) do not fail on what the check reports.
+ */
+static bool wants_check(int argc, char **argv)
+{
+	bool check = false;
+	int opt, word, i;
+
+	/* a run (no such word) pays one pass of strcmp, not a getopt pass */
+	for (i = 1; i < argc && strcmp(argv[i], "--check"); i++)
+		;
+	if (i >= argc)
+		return false;
+	optind = 0;
+	opterr = 0;
+	do {
+		word = optind ? optind : 1;
+		opt = getopt_long(argc, argv, RG_CLI_SHORT_OPTIONS,
+				  long_options, NULL);
+		check |= is_check(opt, word, argc, argv);
+	} while (opt != -1);
+	return check;
+}
+
+/* What goes with --check and --json. */
+static int check_combination(const struct rg_cli_options *o,
+			     struct rg_error *err)
+{
+	if (o->check && o->pool_command)
+		return rg_fail(err, 0, "--check goes without a pool command");
+	if (o->check && o->command_argc)
+		return rg_fail(err, 0, "--check takes no command");
+	if (o->json && o->pool_command != RG_CLI_POOL_SHOW && !o->check)
+		return rg_fail(err, 0,
+			       "--json goes with --pool-show or --check only");
+	return 0;
+}
+
 int rg_cli_parse(struct rg_cli_options *o, int argc, char **argv,
 		 struct rg_error *err)
 {
 	int first;
 
 	set_defaults(o);
+	o->check = wants_check(argc, argv);
 	if (parse_loop(o, argc, argv, err))
 		goto fail;
 	first = optind < argc ? optind : argc;
 	o->command = argv + first;
 	o->command_argc = argc - first;
-	if (o->json && o->pool_command != RG_CLI_POOL_SHOW) {
-		rg_fail(err, 0, "--json goes with --pool-show only");
+	if (check_combination(o, err))
 		goto fail;
-	}
+	if (o->check)
+		return 0;
 	/* Never keep root's groups for a user: default to its namesake. */
 	if (o->user && !o->group &&
 	    rg_cli_default_group(o->user, &o->gid, err))

@@ -2,7 +2,8 @@
 /*
  * The runguard command line, parsed as DOMjudge's runguard parses it:
  * getopt_long with RG_CLI_SHORT_OPTIONS and DOMjudge's long options, plus
- * our --seccomp=on|off, --allow-core-dumps and the --pool-* options.
+ * our --seccomp=on|off, --allow-core-dumps, the --pool-* options and
+ * --check [--json].
  */
 #ifndef RG_CLI_OPTIONS_H
 #define RG_CLI_OPTIONS_H
@@ -76,7 +77,9 @@ struct rg_cli_options {
 	const char *pool_dir;		/* --pool-dir */
 	const char *pool_keeper;	/* --pool-keeper (yes|no) */
 	enum rg_cli_pool_command pool_command; /* --pool-create ... */
-	bool json;			/* --json: --pool-show for tools */
+	bool json;			/* --json: --pool-show, --check */
+	/* --check: -u/-g that do not resolve leave uid/gid -1 */
+	bool check;
 
 	bool show_help;			/* --help (beats --version) */
 	bool show_version;		/* --version */

@@ -8,6 +8,7 @@
 #include <runguard/pool.h>
 
 #include "error.h"
+#include "json.h"
 
 static const char *state_name(enum rg_pool_slot_state state)
 {
@@ -93,30 +94,13 @@ static void table(FILE *out, const char *dir, const struct rg_pool_info *info,
 
 /* -- JSON ------------------------------------------------------------ */
 
-/* A JSON string: paths may hold quotes, backslashes or control bytes. */
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* A time as a JSON string, null for never. */
 static void json_time(FILE *out, int64_t t)
 {
 	char buf[40];
 
 	if (format_time(t, buf, sizeof(buf)))
-		json_string(out, buf);
+		rg_cli_json_string(out, buf);
 	else
 		fputs("null", out);
 }
@@ -142,7 +126,7 @@ static void json_settings(FILE *out, const struct rg_pool_slot_info *s)
 		fputs("null", out);
 	fputs(", \"cpuset\": ", out);
 	if (s->settings_known && s->cpuset[0])
-		json_string(out, s->cpuset);
+		rg_cli_json_string(out, s->cpuset);
 	else
 		fputs("null", out);
 }
@@ -169,10 +153,10 @@ static void json(FILE *out, const char *dir, const struct rg_pool_info *info,
 		 const struct rg_pool_slot_info *slots)
 {
 	fputs("{\n  \"dir\": ", out);
-	json_string(out, dir);
+	rg_cli_json_string(out, dir);
 	fprintf(out, ",\n  \"size\": %u,\n  \"cgroup_version\": %d,\n"
 		"  \"cgroup_path\": ", info->size, info->cgroup_version);
-	json_string(out, info->cgroup_path);
+	rg_cli_json_string(out, info->cgroup_path);
 	fputs(",\n  \"created\": ", out);
 	json_time(out, info->created);
 	fprintf(out, ",\n  \"favordynmods\": %s,\n  \"slots\": [",

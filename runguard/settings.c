@@ -19,6 +19,8 @@ void rg_cli_settings_defaults(struct rg_cli_settings *s)
 	/* resident slots: no cgroup attach or setns per run (pool.md) */
 	s->keeper = true;
 	s->v2_memory_peak = RG_POOL_V2_PEAK_SAMPLED;
+	snprintf(s->size_from, sizeof(s->size_from), "default");
+	snprintf(s->dir_from, sizeof(s->dir_from), "default");
 }
 
 static int set_pool_size(struct rg_cli_settings *s, const char *value,
@@ -30,6 +32,7 @@ static int set_pool_size(struct rg_cli_settings *s, const char *value,
 		return rg_fail(err, 0, "%s: invalid pool size `%s' (0 to %d)",
 			       where, value, RG_POOL_SIZE_MAX);
 	s->pool_size = (unsigned int)n;
+	snprintf(s->size_from, sizeof(s->size_from), "%s", where);
 	return 0;
 }
 
@@ -40,6 +43,7 @@ static int set_pool_dir(struct rg_cli_settings *s, const char *value,
 		return rg_fail(err, 0, "%s: pool directory `%s' must be an "
 			       "absolute path", where, value);
 	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", value);
+	snprintf(s->dir_from, sizeof(s->dir_from), "%s", where);
 	return 0;
 }
 
@@ -181,8 +185,10 @@ int rg_cli_settings_load(const struct rg_cli_options *o,
 	rg_cli_settings_defaults(s);
 	if (load_file(s, err) < 0 || load_environment(s, err) < 0)
 		return -1;
-	if (o->pool_size >= 0)
+	if (o->pool_size >= 0) {
 		s->pool_size = (unsigned int)o->pool_size;
+		snprintf(s->size_from, sizeof(s->size_from), "--pool-size");
+	}
 	if (o->pool_dir && set_pool_dir(s, o->pool_dir, "--pool-dir", err))
 		return -1;
 	if (o->pool_keeper &&

@@ -34,6 +34,9 @@ struct rg_cli_settings {
 	bool favordynmods;
 	bool keeper; /* resident slots */
 	enum rg_pool_v2_memory_peak v2_memory_peak;
+	/* where pool-size and pool-dir were set: "default", "FILE:LINE", ... */
+	char size_from[PATH_MAX + 32];
+	char dir_from[PATH_MAX + 32];
 };
 
 void rg_cli_settings_defaults(struct rg_cli_settings *s);

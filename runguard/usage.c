@@ -51,13 +51,20 @@ static const char options_text[] =
 	"Pool administration (one of these, then exit; no COMMAND):\n"
 	"      --pool-create      create the pool, or complete it, with --pool-size\n"
 	"      --pool-show        print the pool's slots and their state\n"
-	"      --json             with --pool-show: as one JSON object\n"
+	"      --json             with --pool-show or --check: as one JSON object\n"
 	"      --pool-destroy[=force]\n"
 	"                         remove the pool; refused while a slot is held,\n"
 	"                           unless force: then the runs in it are ended\n"
 	"      --pool-prewarm PATH...\n"
 	"                         read the files below each PATH into the page\n"
-	"                           cache, so that no slot is charged for them\n";
+	"                           cache, so that no slot is charged for them\n"
+	"\n"
+	"Host check (then exit; no COMMAND):\n"
+	"      --check            check the host as runguard would use it, with\n"
+	"                           the pool settings and -u, -g, -P: one line per\n"
+	"                           item (ok, warning, error), each failing one with\n"
+	"                           the command that fixes it; exit status 0 all ok,\n"
+	"                           1 warnings only, 2 errors. Spell it in full.\n";
 
 static const char notes_text[] =
 	"\n"

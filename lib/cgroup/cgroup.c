@@ -13,10 +13,9 @@
 #include <unistd.h>
 
 #include "cgroup_backend.h"
+#include "cgroup_probe.h"
 #include "error.h"
 #include "rg-build-config.h"
-
-#define CGROUP_ROOT "/sys/fs/cgroup"
 
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;
 static enum rg_cgroup_mode detected_mode;
@@ -26,7 +25,7 @@ static void detect(void)
 {
 	struct statfs sfs;
 
-	if (statfs(CGROUP_ROOT, &sfs) < 0) {
+	if (statfs(RG_CGROUP_ROOT, &sfs) < 0) {
 		detect_errno = errno;
 		return;
 	}
@@ -38,7 +37,7 @@ int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err)
 {
 	pthread_once(&detect_once, detect);
 	if (detect_errno)
-		return rg_fail(err, detect_errno, "statfs %s", CGROUP_ROOT);
+		return rg_fail(err, detect_errno, "statfs %s", RG_CGROUP_ROOT);
 	*mode = detected_mode;
 	return 0;
 }
@@ -59,7 +58,7 @@ static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
 					   out, err);
 	if (want_cpuset)
 		ctrl |= RG_CG_CPUSET;
-	return rg_cgroup_v2_create(CGROUP_ROOT, parent, name, ctrl, reuse, out,
+	return rg_cgroup_v2_create(RG_CGROUP_ROOT, parent, name, ctrl, reuse, out,
 				   err);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cgroup.h"
+#include "cgroup_probe.h"
 #include "util.h"
 
 /* Enough for every small control file we read (lists, keyed stats). */
@@ -81,10 +82,6 @@ struct rg_cgroup {
 	/* what a task living in it (a slot's keeper) keeps charged */
 	uint64_t resident_bytes;
 };
-
-/* Controllers a v2 cgroup must have (bits for rg_cgroup_v2_create). */
-#define RG_CG_MEMORY 0x1u
-#define RG_CG_CPUSET 0x2u
 
 /*
  * reuse: an existing <parent>/<name> is used (rg_cgroup_open); otherwise

@@ -291,7 +291,7 @@ int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
  * Every component valid before anything is created; at least one, so that
  * runs never land in a hierarchy's root.
  */
-static int check_parent(const char *path, struct rg_error *err)
+int rg_cg_check_parent(const char *path, struct rg_error *err)
 {
 	char comp[NAME_MAX + 2];
 	const char *p = path;
@@ -326,7 +326,7 @@ int rg_cg_open_parent(int root_fd, const char *path, rg_cg_dir_hook hook,
 
 	if (!copy)
 		return rg_fail(err, errno, "strdup");
-	if (check_parent(path, err) < 0)
+	if (rg_cg_check_parent(path, err) < 0)
 		return -1;
 	for (comp = strtok_r(copy, "/", &save); comp;
 	     comp = strtok_r(NULL, "/", &save)) {

@@ -198,6 +198,26 @@ static int v1_ctrl_index(const char *name)
 	return -1;
 }
 
+int rg_cgroup_v1_mount(const char *controller, const char **mount,
+		       struct rg_error *err)
+{
+	int i = v1_ctrl_index(controller);
+
+	*mount = NULL;
+	if (i < 0)
+		return rg_fail(err, EINVAL, "unknown controller %s",
+			       controller);
+	v1_find_mounts();
+	if (v1_mounts.init_ret)
+		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
+			       cgroup_strerror(v1_mounts.init_ret));
+	if (v1_mounts.ret[i])
+		return rg_fail(err, ENODEV, "libcgroup: %s",
+			       cgroup_strerror(v1_mounts.ret[i]));
+	*mount = v1_mounts.mount[i];
+	return 0;
+}
+
 /* Parse "controller mount" lines into mount[]; false on anything odd. */
 static bool v1_parse_table(const char *text, const char *cgroup_path,
 			   char *mount[V1_NR_CTRL])

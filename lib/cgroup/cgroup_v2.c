@@ -98,6 +98,41 @@ static struct rg_cgroup_v2 *to_v2(const struct rg_cgroup *cg)
 	return rg_container_of(cg, struct rg_cgroup_v2, base);
 }
 
+int rg_cgroup_v2_root_missing(int root_fd, unsigned int ctrl,
+			      unsigned int *unavailable, unsigned int *disabled,
+			      struct rg_error *err)
+{
+	char avail[RG_CG_BUF], enabled[RG_CG_BUF];
+	size_t i;
+
+	*unavailable = *disabled = 0;
+	if (rg_cg_read_file(root_fd, "cgroup.controllers", avail,
+			    sizeof(avail), err) < 0 ||
+	    rg_cg_read_file(root_fd, "cgroup.subtree_control", enabled,
+			    sizeof(enabled), err) < 0)
+		return -1;
+	for (i = 0; i < V2_NR_CTRL; i++) {
+		if (!(ctrl & (1u << i)))
+			continue;
+		if (!rg_cg_list_has(avail, v2_ctrl_name[i]))
+			*unavailable |= 1u << i;
+		else if (!rg_cg_list_has(enabled, v2_ctrl_name[i]))
+			*disabled |= 1u << i;
+	}
+	return 0;
+}
+
+/* The lowest bit of mask, as a controller name. */
+static const char *v2_first_ctrl(unsigned int mask)
+{
+	size_t i;
+
+	for (i = 0; i < V2_NR_CTRL; i++)
+		if (mask & (1u << i))
+			return v2_ctrl_name[i];
+	return "?";
+}
+
 /*
  * We do not touch the root's subtree_control (the admin's business, and
  * systemd's): only check it and say what to run.
@@ -105,27 +140,23 @@ static struct rg_cgroup_v2 *to_v2(const struct rg_cgroup *cg)
 static int v2_check_root(int root_fd, const char *root, unsigned int ctrl,
 			 struct rg_error *err)
 {
-	char avail[RG_CG_BUF], enabled[RG_CG_BUF];
-	size_t i;
+	unsigned int unavailable, disabled;
+	const char *c;
 
-	if (rg_cg_read_file(root_fd, "cgroup.controllers", avail,
-			    sizeof(avail), err) < 0 ||
-	    rg_cg_read_file(root_fd, "cgroup.subtree_control", enabled,
-			    sizeof(enabled), err) < 0)
+	if (rg_cgroup_v2_root_missing(root_fd, ctrl, &unavailable, &disabled,
+				      err) < 0)
 		return rg_fail_context(err, "cgroup v2 root %s", root);
-	for (i = 0; i < V2_NR_CTRL; i++) {
-		const char *c = v2_ctrl_name[i];
-
-		if (!(ctrl & (1u << i)))
-			continue;
-		if (!rg_cg_list_has(avail, c))
-			return rg_fail(err, ENODEV,
-				       "cgroup v2 controller %s is not available in %s (cgroup.controllers: \"%s\")",
-				       c, root, avail);
-		if (!rg_cg_list_has(enabled, c))
-			return rg_fail(err, ENODEV,
-				       "cgroup v2 controller %s is not enabled for %s's children; as root run: echo +%s > %s/cgroup.subtree_control",
-				       c, root, c, root);
+	if (unavailable) {
+		c = v2_first_ctrl(unavailable);
+		return rg_fail(err, ENODEV,
+			       "cgroup v2 controller %s is not available in %s (see its cgroup.controllers)",
+			       c, root);
+	}
+	if (disabled) {
+		c = v2_first_ctrl(disabled);
+		return rg_fail(err, ENODEV,
+			       "cgroup v2 controller %s is not enabled for %s's children; as root run: echo +%s > %s/cgroup.subtree_control",
+			       c, root, c, root);
 	}
 	return 0;
 }
@@ -176,6 +207,27 @@ static int v2_check_unused(struct rg_cgroup_v2 *cg, struct rg_error *err)
 	return 0;
 }
 
+/* memory.peak's mode says whether it takes "reset": 0644 from 6.12. */
+static bool v2_peak_mode_resettable(mode_t mode)
+{
+	return mode & S_IWUSR;
+}
+
+int rg_cgroup_v2_features(int dir_fd, struct rg_cgroup_v2_features *f)
+{
+	struct stat st;
+
+	memset(f, 0, sizeof(*f));
+	f->memory = faccessat(dir_fd, "memory.current", F_OK, 0) == 0;
+	f->peak = fstatat(dir_fd, "memory.peak", &st, 0) == 0;
+	f->peak_resettable = f->peak && v2_peak_mode_resettable(st.st_mode);
+	f->kill = faccessat(dir_fd, "cgroup.kill", F_OK, 0) == 0;
+	f->freeze = faccessat(dir_fd, "cgroup.freeze", F_OK, 0) == 0;
+	f->swap = faccessat(dir_fd, "memory.swap.max", F_OK, 0) == 0;
+	f->reclaim = faccessat(dir_fd, "memory.reclaim", F_OK, 0) == 0;
+	return f->memory ? 0 : -1;
+}
+
 /*
  * memory.peak takes the per-fd "reset" write from 6.12 on, and its mode
  * says so (0644, 0444 before). The open does not: root's O_RDWR open of a
@@ -197,7 +249,7 @@ static int v2_open_peak(struct rg_cgroup_v2 *cg, struct rg_error *err)
 	}
 	if (fstat(*fd, &st) < 0)
 		return rg_fail(err, errno, "stat memory.peak");
-	cg->peak_writable = st.st_mode & S_IWUSR;
+	cg->peak_writable = v2_peak_mode_resettable(st.st_mode);
 	return cg->peak_writable ? 0 : v2_check_unused(cg, err);
 }
 

@@ -470,8 +470,8 @@ uint32_t rg_pool_hash(const char *s)
 	return h;
 }
 
-static int cgroup_path_for(const char *dir, const char *parent,
-			   char *buf, size_t len, struct rg_error *err)
+int rg_pool_cgroup_path(const char *dir, const char *parent, char *buf,
+			size_t len, struct rg_error *err)
 {
 	char *real = realpath(dir, NULL);
 	int n;
@@ -619,8 +619,8 @@ static int create_locked(int dir_fd, const char *dir,
 		if (rg_cgroup_detect(&mode, err) < 0)
 			return -1;
 		h->cgroup_version = mode == RG_CGROUP_V2 ? 2 : 1;
-		if (cgroup_path_for(dir, o->cgroup_parent, h->cgroup_path,
-				    sizeof(h->cgroup_path), err) < 0)
+		if (rg_pool_cgroup_path(dir, o->cgroup_parent, h->cgroup_path,
+					sizeof(h->cgroup_path), err) < 0)
 			return -1;
 		if (probe_cpuset(h, err) < 0)
 			return -1;
@@ -1020,8 +1020,8 @@ static int guess_header(int dir_fd, const char *dir, struct pool_header *h,
 	if (rg_cgroup_detect(&mode, err) < 0)
 		return -1;
 	h->cgroup_version = mode == RG_CGROUP_V2 ? 2 : 1;
-	if (cgroup_path_for(dir, o.cgroup_parent, h->cgroup_path,
-			    sizeof(h->cgroup_path), err) < 0)
+	if (rg_pool_cgroup_path(dir, o.cgroup_parent, h->cgroup_path,
+				sizeof(h->cgroup_path), err) < 0)
 		return -1;
 	return probe_cpuset(h, err);
 }

@@ -117,6 +117,9 @@ int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
  */
 int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err);
 int rg_pool_read_header(int dir_fd, struct pool_header *h);
+/* The slot cgroups' parent for a pool in dir: "<parent>/pool-<hash>". */
+int rg_pool_cgroup_path(const char *dir, const char *parent, char *buf,
+			size_t len, struct rg_error *err);
 /*
  * The keeper of every free slot that has none started, as a slot's first
  * run with keepers would (lease.c). Slots that are held are skipped.

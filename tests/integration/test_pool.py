@@ -1785,7 +1785,7 @@ class PoolAdminTest(PoolTestCase):
         self.assertEqual(sum(x['runs'] for x in j['slots']), 2, r.stdout)
         r = self.admin('--pool-create', '--json')
         self.assertNotEqual(r.rc, 0, r.describe())
-        self.assertIn('--json goes with --pool-show only', r.stderr)
+        self.assertIn('--json goes with --pool-show or --check only', r.stderr)
 
     def test_destroy_refused_while_held_then_forced(self):
         r = self.admin('--pool-size=1', '--pool-create')

@@ -829,10 +829,44 @@ static void test_json_only_with_pool_show(void **state)
 	parse_ok(&o, ARGV("--pool-show"));
 	assert_false(o.json);
 	rg_cli_options_free(&o);
-	parse_fails(ARGV("--json"), "--json goes with --pool-show only");
+	parse_fails(ARGV("--json"), "--json goes with --pool-show or --check only");
 	parse_fails(ARGV("--json", "--pool-create"),
-		    "--json goes with --pool-show only");
-	parse_fails(ARGV("--json", "true"), "--json goes with --pool-show only");
+		    "--json goes with --pool-show or --check only");
+	parse_fails(ARGV("--json", "true"),
+		    "--json goes with --pool-show or --check only");
+}
+
+/*
+ * --check takes the run's settings, no command and no pool command; a -u
+ * or -g that does not resolve is the check's to report, wherever --check
+ * stands.
+ */
+static void test_check(void **state)
+{
+	struct rg_cli_options o;
+
+	(void)state;
+	parse_ok(&o, ARGV("--check"));
+	assert_true(o.check);
+	assert_false(o.json);
+	rg_cli_options_free(&o);
+	parse_ok(&o, ARGV("--check", "--json", "-P", "1"));
+	assert_true(o.check);
+	assert_true(o.json);
+	assert_string_equal(o.cpuset, "1");
+	rg_cli_options_free(&o);
+	parse_ok(&o, ARGV("-u", "rg-no-such-user", "--check"));
+	assert_string_equal(o.user, "rg-no-such-user");
+	assert_int_equal(o.uid, (uid_t)-1);
+	rg_cli_options_free(&o);
+	parse_ok(&o, ARGV("--check", "-u", "root", "-g", "rg-no-such-group"));
+	assert_int_equal(o.uid, 0);
+	rg_cli_options_free(&o);
+	parse_fails(ARGV("-u", "rg-no-such-user"),
+		    "invalid username or ID specified: `rg-no-such-user'");
+	parse_fails(ARGV("--check", "--pool-show"),
+		    "--check goes without a pool command");
+	parse_fails(ARGV("--check", "true"), "--check takes no command");
 }
 
 static void test_no_command(void **state)
@@ -948,6 +982,7 @@ int main(void)
 		cmocka_unit_test(test_help_names_every_long_option),
 		cmocka_unit_test(test_help_after_missing_default_group),
 		cmocka_unit_test(test_json_only_with_pool_show),
+		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_no_command),
 		cmocka_unit_test(test_users_and_groups),
 		cmocka_unit_test(test_empty_cpuset_kept),

@@ -85,6 +85,8 @@ static void test_defaults(void **state)
 	assert_true(s.favordynmods);
 	assert_true(s.keeper);
 	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
+	assert_string_equal(s.size_from, "default");
+	assert_string_equal(s.dir_from, "default");
 }
 
 static void test_file(void **state)
@@ -100,6 +102,9 @@ static void test_file(void **state)
 	assert_int_equal(load(ARGV("true"), &s, &err), 0);
 	assert_int_equal(s.pool_size, 32);
 	assert_string_equal(s.pool_dir, "/srv/pool");
+	/* the line that set them, for --check */
+	assert_string_equal(s.size_from + strlen(conf_path), ":3");
+	assert_string_equal(s.dir_from + strlen(conf_path), ":4");
 	assert_false(s.favordynmods);
 	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_EXACT);
 	write_conf("v2-memory-peak = sampled\n");
@@ -140,10 +145,14 @@ static void test_precedence(void **state)
 	assert_int_equal(load(ARGV("true"), &s, &err), 0);
 	assert_int_equal(s.pool_size, 8);
 	assert_string_equal(s.pool_dir, "/from/env");
+	assert_string_equal(s.size_from, "RUNGUARD_POOL_SIZE");
+	assert_string_equal(s.dir_from, "RUNGUARD_POOL_DIR");
 	assert_int_equal(load(ARGV("--pool-size=0", "--pool-dir=/opt", "true"),
 			      &s, &err), 0);
 	assert_int_equal(s.pool_size, 0);
 	assert_string_equal(s.pool_dir, "/opt");
+	assert_string_equal(s.size_from, "--pool-size");
+	assert_string_equal(s.dir_from, "--pool-dir");
 	unsetenv("RUNGUARD_POOL_SIZE");
 	unsetenv("RUNGUARD_POOL_DIR");
 }

@@ -60,7 +60,7 @@ MATRIX = (
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
                        'cleanup', 'domjudge', 'languages', 'library', 'pool',
-                       'pool_keeper')
+                       'pool_keeper', 'check')
 # selections that run a module again with settings of their own
 # (tests/integration/meson.build's integration-pool-keeper)
 MODULE_VARIANTS = {'pool_keeper': ('test_pool', 'RG_POOL_KEEPER=yes')}
