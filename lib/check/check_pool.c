@@ -95,8 +95,10 @@ static void check_slots(struct rg_check_ctx *c, const struct pool_view *v)
 
 void rg_check_pool(struct rg_check_ctx *c)
 {
-	struct pool_view v = { .dir = c->o.pool_dir ? c->o.pool_dir :
-						      RG_POOL_DIR_DEFAULT };
+	struct pool_view v = {
+		.dir = c->o.pool_dir ? c->o.pool_dir : RG_POOL_DIR_DEFAULT,
+		.info = RG_POOL_INFO_INIT,
+	};
 	const char *src = c->o.pool_source ? c->o.pool_source :
 					     "set by the caller";
 	struct rg_error err = { 0 };
@@ -110,7 +112,8 @@ void rg_check_pool(struct rg_check_ctx *c)
 	}
 	snprintf(v.destroy, sizeof(v.destroy),
 		 "runguard --pool-dir=%s --pool-destroy=force", v.dir);
-	if (rg_pool_show(v.dir, &v.info, &v.slots, &err) < 0) {
+	if (rg_pool_show(v.dir, &v.info, &v.slots, sizeof(*v.slots),
+			 &err) < 0) {
 		if (err.errnum == ENOENT)
 			rg_check_add(c->report, "pool", RG_CHECK_OK, NULL,
 				     "%u slots in %s (%s): not made yet, the first run makes it",
