@@ -71,26 +71,30 @@ static int add_valid_users_item(struct rg_check_report *r,
 				   err);
 }
 
-/* -g, which the library's user items do not know. */
+/*
+ * -g, which the library's user items do not know; without -g the build's
+ * RUNGROUP, which DOMjudge passes as -g to every run.
+ */
 static int add_group_item(struct rg_check_report *r,
 			  const struct rg_cli_options *o, struct rg_error *err)
 {
-	char item[300], text[sizeof(err->message) + 256];
+	const char *group = o->group ? o->group : RG_RUNGROUP;
+	char item[300], fix[300], text[sizeof(err->message) + 256];
 	struct rg_error why = { 0 };
 	gid_t gid;
 
-	if (!o->group)
-		return 0;
-	snprintf(item, sizeof(item), "group.%s", o->group);
-	if (rg_cli_resolve_group(o->group, &gid, &why) == 0) {
-		snprintf(text, sizeof(text), "gid %u", (unsigned int)gid);
+	snprintf(item, sizeof(item), "group.%s", group);
+	if (rg_cli_resolve_group(group, &gid, &why) == 0) {
+		snprintf(text, sizeof(text), "gid %u%s", (unsigned int)gid,
+			 o->group ? "" : " (RUNGROUP: DOMjudge runs with -g "
+					 "it)");
 		return rg_check_report_add(r, item, RG_CHECK_OK, text, NULL,
 					   err);
 	}
+	snprintf(fix, sizeof(fix), "groupadd %s", group);
 	return rg_check_report_add(r, item, RG_CHECK_ERROR,
 				   rg_error_format(&why, text, sizeof(text)),
-				   "groupadd GROUP, or -g with an existing group",
-				   err);
+				   fix, err);
 }
 
 static void fill_options(const struct rg_cli_options *o,

@@ -184,11 +184,13 @@ static bool is_pattern(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* Accounts a pattern matches: how many, and the first few names. */
-static void check_pattern(struct rg_check_ctx *c, const char *item,
-			  const char *pattern)
+/*
+ * Accounts a pattern matches: how many, and the first few names in names
+ * (NULL: only count).
+ */
+static unsigned int match_accounts(const char *pattern, char *names,
+				   size_t len)
 {
-	char names[LIST_LEN] = "";
 	struct passwd *pw;
 	unsigned int n = 0;
 
@@ -196,20 +198,51 @@ static void check_pattern(struct rg_check_ctx *c, const char *item,
 	while ((pw = getpwent())) {
 		if (fnmatch(pattern, pw->pw_name, 0))
 			continue;
-		if (n++ < 8)
-			snprintf(names + strlen(names),
-				 sizeof(names) - strlen(names), "%s%s",
-				 *names ? " " : "", pw->pw_name);
+		if (n++ < 8 && names)
+			snprintf(names + strlen(names), len - strlen(names),
+				 "%s%s", *names ? " " : "", pw->pw_name);
 	}
 	endpwent();
+	return n;
+}
+
+static void check_pattern(struct rg_check_ctx *c, const char *item,
+			  const char *pattern)
+{
+	char names[LIST_LEN] = "";
+	unsigned int n = match_accounts(pattern, names, sizeof(names));
+
 	rg_check_add(c->report, item, RG_CHECK_OK, NULL,
 		     "pattern %s matches %u account%s%s%s%s", pattern, n,
 		     n == 1 ? "" : "s", n ? " (" : "", names,
 		     n > 8 ? " ...)" : n ? ")" : "");
 }
 
+/*
+ * A run user that does not exist is an error when it is the only one; next
+ * to others that do (DOMjudge's RUNUSER next to RUNUSER-* of judgedaemons
+ * started with -n), only the runs as it fail.
+ */
+static void missing_user(struct rg_check_ctx *c, const char *item,
+			 const char *name, bool others_exist)
+{
+	char fix[LIST_LEN];
+
+	snprintf(fix, sizeof(fix),
+		 "useradd -d /nonexistent -U -M -s /bin/false %s", name);
+	if (others_exist)
+		rg_check_add(c->report, item, RG_CHECK_WARNING, fix,
+			     "user %s does not exist: runs as it fail (a "
+			     "judgedaemon started without -n uses it), runs "
+			     "as the other run users work", name);
+	else
+		rg_check_add(c->report, item, RG_CHECK_ERROR, fix,
+			     "user %s does not exist, nor does any other run "
+			     "user: every run fails", name);
+}
+
 static void check_user(struct rg_check_ctx *c, const char *item,
-		       const char *name)
+		       const char *name, bool others_exist)
 {
 	char fix[LIST_LEN];
 	struct passwd *pw = getpwnam(name);
@@ -217,11 +250,7 @@ static void check_user(struct rg_check_ctx *c, const char *item,
 	uid_t uid;
 
 	if (!pw) {
-		snprintf(fix, sizeof(fix),
-			 "useradd -d /nonexistent -U -M -s /bin/false %s",
-			 name);
-		rg_check_add(c->report, item, RG_CHECK_ERROR, fix,
-			     "user %s does not exist: runs as it fail", name);
+		missing_user(c, item, name, others_exist);
 		return;
 	}
 	uid = pw->pw_uid;
@@ -234,14 +263,35 @@ static void check_user(struct rg_check_ctx *c, const char *item,
 	}
 	gr = getgrnam(name);
 	if (!gr) {
+		/* DOMjudge always passes -g RUNGROUP: only bare -u needs it */
 		snprintf(fix, sizeof(fix), "groupadd %s", name);
-		rg_check_add(c->report, item, RG_CHECK_ERROR, fix,
-			     "uid %u, but no group %s, which -u %s without -g uses",
+		rg_check_add(c->report, item, RG_CHECK_WARNING, fix,
+			     "uid %u, but no group %s: runs with -u %s need -g "
+			     "(DOMjudge passes it)",
 			     (unsigned int)uid, name, name);
 		return;
 	}
 	rg_check_add(c->report, item, RG_CHECK_OK, NULL, "uid %u, group %s (gid %u)",
 		     (unsigned int)uid, name, (unsigned int)gr->gr_gid);
+}
+
+static bool entry_exists(const char *entry)
+{
+	return is_pattern(entry) ? match_accounts(entry, NULL, 0) > 0 :
+				   getpwnam(entry) != NULL;
+}
+
+/* Accounts behind entries of the list other than the one at skip. */
+static bool others_exist(const char *list, const char *skip)
+{
+	char copy[LIST_LEN], *tok, *save = NULL;
+
+	snprintf(copy, sizeof(copy), "%s", list);
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save))
+		if (strcmp(tok, skip) && entry_exists(tok))
+			return true;
+	return false;
 }
 
 static void check_run_users(struct rg_check_ctx *c)
@@ -257,7 +307,8 @@ static void check_run_users(struct rg_check_ctx *c)
 		if (is_pattern(tok))
 			check_pattern(c, item, tok);
 		else
-			check_user(c, item, tok);
+			check_user(c, item, tok,
+				   others_exist(c->o.run_users, tok));
 	}
 }
 

@@ -26,6 +26,8 @@ from test_pool import PoolTestCase
 LINE_RE = re.compile(r'^(ok|warning|error) {2,}(\S+) {2,}(.*)$')
 FIX_RE = re.compile(r'^ {9,}fix: (.*)$')
 SUMMARY_RE = re.compile(r'^(\d+) ok, (\d+) warnings?, (\d+) errors?$')
+# the build's RUNGROUP (meson option rungroup, default: the run user)
+BUILD_RUNGROUP = os.environ.get('RG_RUNGROUP') or RUNUSER
 STATUS = {'ok': 0, 'warning': 1, 'error': 2}
 
 CLONE_NEWNS = 0x00020000
@@ -277,8 +279,33 @@ class CheckHostTest(CheckTestCase):
                 self.assertEqual(i['status'], 'ok', d)
                 self.assertIn('matches 0 accounts', i['message'], d)
             else:
+                # no run user at all: every run fails
                 self.assertEqual(i['status'], 'error', d)
+                self.assertIn('nor does any other run user', i['message'],
+                              d)
                 self.assertIn('useradd', i['fix'], d)
+        # the build's RUNGROUP, which DOMjudge passes to every run as -g,
+        # is gone too
+        i = r.items['group.' + BUILD_RUNGROUP]
+        self.assertEqual((i['status'], i['fix']),
+                         ('error', 'groupadd ' + BUILD_RUNGROUP), d)
+        # only the plain RUNUSER gone (judgedaemons started with -n N run
+        # as RUNUSER-N): a warning, as long as a RUNUSER-* account exists
+        with open('/etc/passwd') as f:
+            kept = [l for l in f if not l.startswith(RUNUSER + ':')]
+        with open(os.path.join(tmp, 'passwd'), 'w') as f:
+            f.writelines(kept)
+        with open(os.path.join(tmp, 'passwd')) as f:
+            others = [l for l in f if l.startswith(RUNUSER + '-')]
+        r = self.check(preexec_fn=private_mounts(
+            ('bind', os.path.join(tmp, 'passwd'), '/etc/passwd')))
+        d = r.describe()
+        i = r.items['user.' + RUNUSER]
+        if others:
+            self.assertEqual(i['status'], 'warning', d)
+            self.assertIn('runs as the other run users work', i['message'], d)
+        else:
+            self.assertEqual(i['status'], 'error', d)
         # and as the host has them
         r = self.check()
         for pat in VALID_USERS.split(','):
