@@ -220,10 +220,17 @@ int rg_cgroup_take_baseline(struct rg_cgroup *cg, uint64_t hint,
 	if (cg->ops->drain_stock && usage > hint) {
 		if (cg->ops->drain_stock(cg, usage, err) < 0)
 			return -1;
+		/*
+		 * Until it is down to the hint, or stops falling: what is left
+		 * then is no stock (the last run's kernel memory waiting for
+		 * an RCU grace period, when runs follow each other closely).
+		 */
 		for (int i = 0; i < DRAIN_WAIT_CHECKS; i++) {
+			uint64_t before = usage;
+
 			if (rg_cgroup_memory_usage(cg, &usage, err) < 0)
 				return -1;
-			if (usage <= hint)
+			if (usage <= hint || (i && usage >= before))
 				break;
 			nanosleep(&pause, NULL);
 		}

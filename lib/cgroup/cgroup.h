@@ -190,7 +190,8 @@ bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg);
  * first (v1: a memory limit written just below the usage and back, v2:
  * the same with memory.high; the kernel drains every CPU's stock before
  * it reclaims) and the usage read again until the other CPUs' stock,
- * drained by their work queues, is gone (1 ms at most).
+ * drained by their work queues, is gone (1 ms at most; it stops as soon
+ * as the usage no longer falls).
  */
 int rg_cgroup_take_baseline(struct rg_cgroup *cg, uint64_t hint,
 			    struct rg_error *err);
