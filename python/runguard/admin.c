@@ -139,36 +139,52 @@ static PyObject *pool_show(PyObject *module, PyObject *args, PyObject *kw)
 	return ret;
 }
 
-static PyObject *pool_create(PyObject *module, PyObject *args, PyObject *kw)
+int rgpy_pool_args_parse(PyObject *args, PyObject *kwargs, const char *fmt,
+			 struct rgpy_pool_args *pa)
 {
 	static char *kwlist[] = { "size", "dir", "cgroup_parent",
 				  "favordynmods", "keepers", NULL };
-	struct rg_pool_options opt = RG_POOL_OPTIONS_INIT;
-	PyObject *dir = Py_None, *parent = Py_None;
-	PyObject *dir_bytes = NULL, *parent_bytes = NULL;
-	int favordynmods = 0, keepers = 0, rc;
+	PyObject *parent = Py_None;
+	int favordynmods = 0, keepers = 0;
+
+	*pa = (struct rgpy_pool_args){ .opt = RG_POOL_OPTIONS_INIT,
+				       .dir = Py_None };
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kwlist,
+					 &pa->opt.size, &pa->dir, &parent,
+					 &favordynmods, &keepers) ||
+	    !rgpy_optional_path(pa->dir, &pa->dir_bytes) ||
+	    !rgpy_optional_path(parent, &pa->parent_bytes)) {
+		rgpy_pool_args_release(pa);
+		return -1;
+	}
+	pa->opt.dir = pa->dir_bytes ? PyBytes_AS_STRING(pa->dir_bytes) : NULL;
+	pa->opt.cgroup_parent = pa->parent_bytes ?
+					PyBytes_AS_STRING(pa->parent_bytes) :
+					NULL;
+	pa->opt.favordynmods = favordynmods;
+	pa->opt.keepers = keepers;
+	return 0;
+}
+
+void rgpy_pool_args_release(struct rgpy_pool_args *pa)
+{
+	Py_CLEAR(pa->dir_bytes);
+	Py_CLEAR(pa->parent_bytes);
+}
+
+static PyObject *pool_create(PyObject *module, PyObject *args, PyObject *kw)
+{
+	struct rgpy_pool_args pa;
 	struct rg_error err;
+	int rc;
 
 	(void)module;
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "I|O$Opp:pool_create",
-					 kwlist, &opt.size, &dir, &parent,
-					 &favordynmods, &keepers) ||
-	    !rgpy_optional_path(dir, &dir_bytes))
+	if (rgpy_pool_args_parse(args, kw, "I|O$Opp:pool_create", &pa) < 0)
 		return NULL;
-	if (!rgpy_optional_path(parent, &parent_bytes)) {
-		Py_XDECREF(dir_bytes);
-		return NULL;
-	}
-	opt.dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
-	opt.cgroup_parent = parent_bytes ? PyBytes_AS_STRING(parent_bytes) :
-			    NULL;
-	opt.favordynmods = favordynmods;
-	opt.keepers = keepers;
 	Py_BEGIN_ALLOW_THREADS
-	rc = rg_pool_create(&opt, &err);
+	rc = rg_pool_create(&pa.opt, &err);
 	Py_END_ALLOW_THREADS
-	Py_XDECREF(dir_bytes);
-	Py_XDECREF(parent_bytes);
+	rgpy_pool_args_release(&pa);
 	if (rc < 0)
 		return rgpy_raise(rgpy.error, &err, NULL);
 	Py_RETURN_NONE;

@@ -54,6 +54,22 @@ PyObject *rgpy_cancel_all(PyObject *module, PyObject *unused);
 /* pool.c */
 int rgpy_pool_init_type(PyObject *module);
 
+/*
+ * Pool(...) and pool_create(...) take the same arguments: size, dir=None,
+ * *, cgroup_parent=None, favordynmods=False, keepers=False. The strings in
+ * opt live until rgpy_pool_args_release().
+ */
+struct rgpy_pool_args {
+	struct rg_pool_options opt;
+	PyObject *dir;          /* as given (borrowed) */
+	PyObject *dir_bytes;
+	PyObject *parent_bytes;
+};
+
+int rgpy_pool_args_parse(PyObject *args, PyObject *kwargs, const char *fmt,
+			 struct rgpy_pool_args *pa);
+void rgpy_pool_args_release(struct rgpy_pool_args *pa);
+
 /* admin.c: module functions for pool administration */
 extern PyMethodDef rgpy_admin_methods[];
 int rgpy_admin_init(PyObject *module);

@@ -21,14 +21,8 @@ typedef struct {
 
 static int pool_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = { "size", "dir", "cgroup_parent",
-				  "favordynmods", "keepers", NULL };
-	struct rg_pool_options opt = RG_POOL_OPTIONS_INIT;
 	PoolObject *self = (PoolObject *)obj;
-	PyObject *dir = Py_None, *dir_bytes = NULL, *parent_bytes = NULL;
-	PyObject *parent = Py_None;
-	unsigned int size = 0;
-	int favordynmods = 0, keepers = 0;
+	struct rgpy_pool_args pa;
 	struct rg_pool *pool;
 	struct rg_error err;
 
@@ -36,27 +30,12 @@ static int pool_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 		PyErr_SetString(PyExc_RuntimeError, "the pool is already open");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "I|O$Opp:Pool", kwlist,
-					 &size, &dir, &parent, &favordynmods,
-					 &keepers))
+	if (rgpy_pool_args_parse(args, kwargs, "I|O$Opp:Pool", &pa) < 0)
 		return -1;
-	if (!rgpy_optional_path(dir, &dir_bytes))
-		return -1;
-	if (!rgpy_optional_path(parent, &parent_bytes)) {
-		Py_XDECREF(dir_bytes);
-		return -1;
-	}
-	opt.dir = dir_bytes ? PyBytes_AS_STRING(dir_bytes) : NULL;
-	opt.size = size;
-	opt.cgroup_parent = parent_bytes ? PyBytes_AS_STRING(parent_bytes) :
-			    NULL;
-	opt.favordynmods = favordynmods;
-	opt.keepers = keepers;
 	Py_BEGIN_ALLOW_THREADS
-	pool = rg_pool_open(&opt, &err);
+	pool = rg_pool_open(&pa.opt, &err);
 	Py_END_ALLOW_THREADS
-	Py_XDECREF(parent_bytes);
-	Py_XDECREF(dir_bytes);
+	rgpy_pool_args_release(&pa);
 	if (!pool) {
 		rgpy_raise(rgpy.error, &err, NULL);
 		return -1;
@@ -65,9 +44,9 @@ static int pool_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 	self->pool = pool;
 	self->closed = false;
 	pthread_mutex_unlock(&self->lock);
-	self->size = size;
-	Py_INCREF(dir);
-	Py_XSETREF(self->dir, dir);
+	self->size = pa.opt.size;
+	Py_INCREF(pa.dir);
+	Py_XSETREF(self->dir, pa.dir);
 	return 0;
 }
 

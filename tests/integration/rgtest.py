@@ -90,6 +90,22 @@ META_VALUE_RE = {
 }
 
 
+
+def exit_status(result):
+    """meson's exit status for a unittest result: 0 passed, 1 failures, 77
+    when every test was skipped (not root, no cgroups, ...), which is a
+    failure (1) with RUNGUARD_REQUIRE_PRIVILEGED=1."""
+    if not result.wasSuccessful():
+        return 1
+    # a class that cannot run is one skip and no test run
+    if result.skipped and len(result.skipped) >= result.testsRun:
+        if REQUIRE_PRIVILEGED:
+            print('every test was skipped; RUNGUARD_REQUIRE_PRIVILEGED=1',
+                  file=sys.stderr)
+            return 1
+        return 77
+    return 0
+
 def expected_meta_keys(signal=False, truncated=False, internal_error=False,
                        memory_method=True):
     """The key sequence of a meta file with the keys of a run.

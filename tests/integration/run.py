@@ -39,15 +39,7 @@ def main(argv):
     suite = unittest.defaultTestLoader.loadTestsFromNames(names)
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout,
                                      buffer=False).run(suite)
-    if not result.wasSuccessful():
-        return 1
-    if result.testsRun and len(result.skipped) == result.testsRun:
-        if rgtest.REQUIRE_PRIVILEGED:
-            print('every test was skipped; RUNGUARD_REQUIRE_PRIVILEGED=1',
-                  file=sys.stderr)
-            return 1
-        return 77
-    return 0
+    return rgtest.exit_status(result)
 
 
 if __name__ == '__main__':

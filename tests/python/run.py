@@ -22,16 +22,7 @@ def main(argv):
     suite = unittest.defaultTestLoader.loadTestsFromNames(argv[1:])
     result = unittest.TextTestRunner(verbosity=2, stream=sys.stdout).run(
         suite)
-    if not result.wasSuccessful():
-        return 1
-    # a class that cannot run is one skip and no test run
-    if result.skipped and len(result.skipped) >= result.testsRun:
-        if pyrgtest.REQUIRE_PRIVILEGED:
-            print('every test was skipped; RUNGUARD_REQUIRE_PRIVILEGED=1',
-                  file=sys.stderr)
-            return 1
-        return 77
-    return 0
+    return pyrgtest.rgtest.exit_status(result)
 
 
 if __name__ == '__main__':
