@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/vfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup_backend.h"
@@ -200,47 +199,6 @@ void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg)
 int rg_cgroup_reset(struct rg_cgroup *cg, struct rg_error *err)
 {
 	return cg->ops->reset(cg, err);
-}
-
-/* how long the other CPUs' stock may take to leave after a drain */
-#define DRAIN_WAIT_CHECKS 20
-#define DRAIN_WAIT_NS 50000
-
-int rg_cgroup_take_baseline(struct rg_cgroup *cg, uint64_t hint,
-			    struct rg_error *err)
-{
-	const struct timespec pause = { .tv_nsec = DRAIN_WAIT_NS };
-	uint64_t usage;
-
-	cg->baseline = hint;
-	if (rg_cgroup_memory_usage(cg, &usage, err) < 0)
-		return -1;
-	/* more than the slot's own pages: stock, or a new keeper's pages */
-	if (cg->ops->drain_stock && usage > hint) {
-		if (cg->ops->drain_stock(cg, usage, err) < 0)
-			return -1;
-		/*
-		 * Until it is down to the hint, or stops falling: what is left
-		 * then is no stock (the last run's kernel memory waiting for
-		 * an RCU grace period, when runs follow each other closely).
-		 */
-		for (int i = 0; i < DRAIN_WAIT_CHECKS; i++) {
-			uint64_t before = usage;
-
-			if (rg_cgroup_memory_usage(cg, &usage, err) < 0)
-				return -1;
-			if (usage <= hint || (i && usage >= before))
-				break;
-			nanosleep(&pause, NULL);
-		}
-	}
-	cg->baseline = usage;
-	return 0;
-}
-
-uint64_t rg_cgroup_baseline(const struct rg_cgroup *cg)
-{
-	return cg->baseline;
 }
 
 bool rg_cgroup_reset_is_slow(struct rg_cgroup *cg)

@@ -174,30 +174,6 @@ bool rg_cgroup_reset_is_slow(struct rg_cgroup *cg);
 bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg);
 
 /*
- * Before a run in a reused cgroup: what is charged then is not the run's
- * (a keeper's pages, kernel memory the last run left). Remembered, read
- * back by rg_cgroup_baseline(): the run's peak is reported without it and
- * its memory limit raised by it, so that the run is measured and limited
- * as in a new cgroup.
- *
- * The kernel charges a memory cgroup in batches of 64 pages per CPU and
- * keeps what a CPU did not use yet (and kernel memory freed on it) in
- * that CPU's charge stock, counted in the usage until used or drained. A
- * new cgroup has none; a reused one keeps what its last run (and the
- * kernel memory freed after it) left on each CPU, up to 256 KiB per CPU,
- * where the next run may never charge. So when the usage is above hint
- * (the previous baseline: the slot's own pages), the stock is drained
- * first (v1: a memory limit written just below the usage and back, v2:
- * the same with memory.high; the kernel drains every CPU's stock before
- * it reclaims) and the usage read again until the other CPUs' stock,
- * drained by their work queues, is gone (1 ms at most; it stops as soon
- * as the usage no longer falls).
- */
-int rg_cgroup_take_baseline(struct rg_cgroup *cg, uint64_t hint,
-			    struct rg_error *err);
-uint64_t rg_cgroup_baseline(const struct rg_cgroup *cg);
-
-/*
  * Memory charged to the cgroup now (v1 memory.usage_in_bytes, v2
  * memory.current): one pread().
  */

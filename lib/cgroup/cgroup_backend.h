@@ -50,9 +50,6 @@ struct rg_cgroup_ops {
 	bool (*needs_reclaim)(struct rg_cgroup *cg);
 	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,
 			    struct rg_error *err);
-	/* optional: drain the per-CPU charge stock (rg_cgroup_take_baseline) */
-	int (*drain_stock)(struct rg_cgroup *cg, uint64_t usage,
-			   struct rg_error *err);
 	/* rmdir what was created; -1 if a directory stays */
 	int (*remove)(struct rg_cgroup *cg, struct rg_error *err);
 	/* close every fd and free */
@@ -84,8 +81,6 @@ struct rg_cgroup {
 	bool known_empty;
 	/* what a task living in it (a slot's keeper) keeps charged */
 	uint64_t resident_bytes;
-	/* charged before the run, not the run's: rg_cgroup_take_baseline() */
-	uint64_t baseline;
 };
 
 /*

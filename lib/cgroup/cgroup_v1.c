@@ -7,7 +7,6 @@
  * runs as one.
  * Controllers co-mounted in one hierarchy share one directory.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
@@ -842,38 +841,6 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	return 0;
 }
 
-/*
- * A memory limit below the usage makes the kernel drain the charge stock
- * of every CPU before it reclaims (mem_cgroup_resize_max): this CPU's at
- * once, the others' through their work queues. One page below is enough
- * when this CPU held any stock; otherwise the write fails with EBUSY
- * after a futile reclaim, the other CPUs drain all the same. The limit in
- * force is written back either way. Not with memsw: its limit may not go
- * below the memory limit.
- */
-static int v1_drain_stock(struct rg_cgroup *base, uint64_t usage,
-			  struct rg_error *err)
-{
-	struct rg_cgroup_v1 *cg = to_v1(base);
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), limit;
-	char val[24];
-	int ret;
-
-	ret = rg_cg_read_u64(cg->fd[F_LIMIT], &limit);
-	if (ret < 0)
-		return rg_fail(err, -ret, "reading memory.limit_in_bytes of %s",
-			       base->label);
-	if (usage < 2 * page || limit < usage)
-		return 0;
-	snprintf(val, sizeof(val), "%" PRIu64, usage - page);
-	ret = rg_cg_write(cg->fd[F_LIMIT], val);
-	if (ret < 0 && ret != -EBUSY)
-		return rg_fail(err, -ret, "writing \"%s\" to "
-			       "memory.limit_in_bytes of %s", val, base->label);
-	snprintf(val, sizeof(val), "%" PRIu64, limit);
-	return v1_write(cg, F_LIMIT, val, err);
-}
-
 /* Any task left in any of our hierarchies. */
 static int v1_populated(struct rg_cgroup *base, struct rg_error *err)
 {
@@ -1008,7 +975,6 @@ static const struct rg_cgroup_ops v1_ops = {
 	.reset = v1_reset,
 	.needs_reclaim = v1_needs_reclaim,
 	.memory_usage = v1_memory_usage,
-	.drain_stock = v1_drain_stock,
 	.remove = v1_remove,
 	.release = v1_release,
 };

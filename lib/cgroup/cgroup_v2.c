@@ -694,37 +694,6 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 	return 0;
 }
 
-/*
- * memory.high below the usage makes the kernel drain the charge stock of
- * every CPU first (this CPU's at once, the others' through their work
- * queues), then reclaim while the usage stays above it, re-reading the
- * usage each time: one page below is reached as soon as the stock is
- * gone. Unlike memory.max it never invokes the OOM killer, so a keeper
- * is safe. Back to max, the only value runguard gives memory.high.
- */
-static int v2_drain_stock(struct rg_cgroup *base, uint64_t usage,
-			  struct rg_error *err)
-{
-	struct rg_cgroup_v2 *cg = to_v2(base);
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	char val[24];
-
-	if (usage < 2 * page)
-		return 0;
-	if (cg->fd[F_HIGH] < 0 &&
-	    rg_cg_open(cg->dir_fd, v2_files[F_HIGH].name, O_WRONLY, true,
-		       &cg->fd[F_HIGH], err) < 0)
-		return -1;
-	if (cg->fd[F_HIGH] < 0)
-		return 0;
-	snprintf(val, sizeof(val), "%" PRIu64, usage - page);
-	if (v2_write(cg, F_HIGH, val, err) < 0)
-		return rg_fail_context(err, "cgroup v2 %s", base->label);
-	if (v2_write(cg, F_HIGH, "max", err) < 0)
-		return rg_fail_context(err, "cgroup v2 %s", base->label);
-	return 0;
-}
-
 static int v2_populated(struct rg_cgroup *base, struct rg_error *err)
 {
 	struct rg_cgroup_v2 *cg = to_v2(base);
@@ -868,7 +837,6 @@ static const struct rg_cgroup_ops v2_ops = {
 	.reset = v2_reset,
 	.needs_reclaim = v2_needs_reclaim,
 	.memory_usage = v2_memory_usage,
-	.drain_stock = v2_drain_stock,
 	.remove = v2_remove,
 	.release = v2_release,
 };

@@ -420,8 +420,6 @@ static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 	if (limits.set && rg_cgroup_apply_limits(l->slot.cgroup, &limits, err) < 0)
 		return -1;
-	if (limits.set & RG_CG_SET_MEMORY)
-		l->rec.limit_slack = 0;
 	l->rec.memory_limit = cfg->memory_limit;
 	record_cpuset(&l->rec, cfg);
 	l->rec.flags |= SLOT_SETTINGS_KNOWN | SLOT_USED;
@@ -520,43 +518,6 @@ static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
 	return 0;
 }
 
-/*
- * What the slot holds before the run (a keeper's pages, kernel memory the
- * last run left) is not the run's: its peak is reported without it, and
- * its memory limit raised by it, so that a program gets the room it gets
- * in a new cgroup (DOMjudge's runguard_test gives a 1.37 MB program a
- * 1500 KiB limit). The baseline moves by a page or two from run to run:
- * the limit is written again when it grew, or fell by more than
- * SLACK_SHRINK_BYTES (the most a run is given beyond a new cgroup's).
- */
-#define SLACK_SHRINK_BYTES (16u << 10)
-
-static bool slack_fits(uint64_t in_force, uint64_t wanted)
-{
-	return in_force >= wanted && in_force - wanted <= SLACK_SHRINK_BYTES;
-}
-
-static int apply_baseline(struct rg_pool_lease *l, const struct rg_config *cfg,
-			  struct rg_error *err)
-{
-	struct rg_cgroup_limits limits = { .set = RG_CG_SET_MEMORY };
-	uint64_t slack;
-
-	if (rg_cgroup_take_baseline(l->slot.cgroup, l->rec.baseline, err) < 0)
-		return -1;
-	l->rec.baseline = rg_cgroup_baseline(l->slot.cgroup);
-	slack = cfg->memory_limit == RG_UNLIMITED ? 0 : l->rec.baseline;
-	if (slack == l->rec.limit_slack ||
-	    slack_fits(l->rec.limit_slack, slack))
-		return 0;
-	limits.memory_bytes = cfg->memory_limit == RG_UNLIMITED ?
-				      RG_UNLIMITED : cfg->memory_limit + slack;
-	if (rg_cgroup_apply_limits(l->slot.cgroup, &limits, err) < 0)
-		return -1;
-	l->rec.limit_slack = slack;
-	return 0;
-}
-
 static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 			const struct pool_header *h, struct rg_error *err)
 {
@@ -597,8 +558,6 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 	}
 	if (wants_keeper(cfg) ? use_keeper(l, err) < 0 :
 				open_namespaces(l, err) < 0)
-		return -1;
-	if (apply_baseline(l, cfg, err) < 0)
 		return -1;
 	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 }
@@ -758,20 +717,8 @@ static void pooled_abandon(struct rg_slot *slot)
 	rg_cgroup_kill_all(slot->cgroup, &ignored);
 }
 
-/* The slot's own charge before the run (apply_baseline) is not the run's. */
-static void pooled_correct_stats(struct rg_slot *slot,
-				 struct rg_cgroup_stats *st)
-{
-	uint64_t baseline = rg_cgroup_baseline(slot->cgroup);
-
-	if (st->memory_peak_valid)
-		st->memory_peak = st->memory_peak > baseline ?
-					  st->memory_peak - baseline : 0;
-}
-
 static const struct rg_slot_ops pooled_slot_ops = {
 	.prewarm = pooled_prewarm,
-	.correct_stats = pooled_correct_stats,
 	.release = pooled_release,
 	.abandon = pooled_abandon,
 };
@@ -817,15 +764,16 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 
 /*
  * The keeper's own CPU time counts in the slot's cgroup: not the run's
- * (the keeper measures it exactly). Its memory is the slot's baseline,
- * taken out as in a pool without keepers. docs/pool.md.
+ * (the keeper measures it exactly). Its memory is left in: no count of
+ * what it keeps charged is exact (its pages were charged partly before it
+ * joined the slot, and the cgroup's usage also holds what a reset left),
+ * and a peak must never read below what the program used. docs/pool.md.
  */
 static void resident_correct_stats(struct rg_slot *slot,
 				   struct rg_cgroup_stats *st)
 {
 	const struct rg_pool_lease *l = to_lease(slot);
 
-	pooled_correct_stats(slot, st);
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;

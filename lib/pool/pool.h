@@ -27,11 +27,8 @@
 #include "slot.h"
 
 #define RG_POOL_MAGIC "RGPOOL\0\1"
-/*
- * "RGS3": records of an older layout ("RGS1": no cpus, "RGS2": no
- * baseline) read as unknown, dirty
- */
-#define RG_SLOT_MAGIC 0x33534752u
+/* "RGS2": records of the "RGS1" layout (no cpus) read as unknown, dirty */
+#define RG_SLOT_MAGIC 0x32534752u
 
 #define RG_POOL_HAS_CPUSET 0x1u     /* slot cgroups include cpuset */
 #define RG_POOL_FAVORDYNMODS 0x2u   /* dynmods hierarchy mounted */
@@ -66,10 +63,6 @@ struct slot_record {
 	char cpuset[72];
 	/* the CPUs of -P, none without: what is compared and in force */
 	cpu_set_t cpus;
-	/* charged before the last run, not its own (rg_cgroup_take_baseline) */
-	uint64_t baseline;
-	/* added to memory_limit in the cgroup: the baseline it was written for */
-	uint64_t limit_slack;
 };
 
 /*
