@@ -74,15 +74,19 @@ class PoolTest(pyrgtest.PrivilegedCase):
                          list(range(SLOTS)))
         self.assertLess(elapsed, 2.5)
 
-    def test_cancel_and_exception_in_with(self):
-        errors = []
-
+    def cancelled_sleeper(self, errors):
+        """A thread body: a 30 s run in pool, whose Cancelled goes to
+        errors."""
         def worker(pool):
             try:
                 pool.run(self.config('sleep', 30, wall_limit=60))
             except runguard.Cancelled as e:
                 errors.append(e)
+        return worker
 
+    def test_cancel_and_exception_in_with(self):
+        errors = []
+        worker = self.cancelled_sleeper(errors)
         pool = self.open_pool()
         threads = [threading.Thread(target=worker, args=(pool,))
                    for _ in range(SLOTS)]
@@ -108,13 +112,7 @@ class PoolTest(pyrgtest.PrivilegedCase):
         once on a cancel too (the library polls the cancel fd while it
         waits), not only when a slot becomes free."""
         errors = []
-
-        def worker(pool):
-            try:
-                pool.run(self.config('sleep', 30, wall_limit=60))
-            except runguard.Cancelled as e:
-                errors.append(e)
-
+        worker = self.cancelled_sleeper(errors)
         with self.open_pool() as pool:
             threads = [threading.Thread(target=worker, args=(pool,))
                        for _ in range(SLOTS + 2)]
