@@ -172,7 +172,9 @@ class TimeLimitTest(RGTestCase):
         # 100 bytes beyond -s. Only the hard wall line is printed there, by
         # the program's base name; -v still prints the verdict, and with -e
         # every warning goes to runguard's own stderr, as before.
-        fill = ['/bin/sh', '-c', 'while :; do echo DOMjudge >&2; done']
+        # yes fills 42 KiB at once: a shell loop of echo did not within
+        # the 1 s under TCG on a loaded host (CI's 6.1 boot, truncated '')
+        fill = ['/bin/sh', '-c', 'exec yes DOMjudge >&2']
         res = self.rg('-t', '1', '-s', '42', *fill)
         self.assertRun(res, exitcode=143, signal=True, truncated=True,
                        time_result='hard-timelimit')
