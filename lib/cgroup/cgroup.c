@@ -142,6 +142,11 @@ int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err)
 	return 0;
 }
 
+const char *rg_cgroup_label(const struct rg_cgroup *cg)
+{
+	return cg->label;
+}
+
 void rg_cgroup_expect_tasks(struct rg_cgroup *cg)
 {
 	cg->known_empty = false;

@@ -189,6 +189,9 @@ int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
  */
 int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err);
 
+/* "<parent>/<name>" as opened: for messages, and to tell cgroups apart. */
+const char *rg_cgroup_label(const struct rg_cgroup *cg);
+
 /* A child is about to be spawned into the cgroup. */
 void rg_cgroup_expect_tasks(struct rg_cgroup *cg);
 

@@ -368,12 +368,59 @@ static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 	return rg_cgroup_reset(l->slot.cgroup, err);
 }
 
+/*
+ * The slot's cgroup as this process's pool handle kept it after its last
+ * run here, if it still is the slot's: another process may have replaced
+ * it since (recycled, or the pool made again, maybe elsewhere), and the
+ * files of a removed cgroup fail with ENODEV.
+ */
+static bool take_kept_cgroup(struct rg_pool_lease *l,
+			     const struct pool_header *h)
+{
+	struct rg_error ignored;
+	struct rg_cgroup *cg;
+	char label[PATH_MAX];
+	uint64_t usage;
+
+	if (!l->pool || l->index >= l->pool->size)
+		return false;
+	cg = __atomic_exchange_n(&l->pool->slot_cgroups[l->index], NULL,
+				 __ATOMIC_ACQ_REL);
+	if (!cg)
+		return false;
+	snprintf(label, sizeof(label), "%s/%s", h->cgroup_path, l->name);
+	if (strcmp(rg_cgroup_label(cg), label) != 0 ||
+	    rg_cgroup_memory_usage(cg, &usage, &ignored) < 0) {
+		rg_cgroup_close(cg);
+		return false;
+	}
+	/* other processes may have run in it since */
+	rg_cgroup_expect_tasks(cg);
+	l->slot.cgroup = cg;
+	return true;
+}
+
+/* Kept by the pool handle for the slot's next run here, or closed. */
+static void put_cgroup(struct rg_pool_lease *l)
+{
+	struct rg_cgroup *cg = l->slot.cgroup;
+
+	l->slot.cgroup = NULL;
+	if (cg && l->pool && l->index < l->pool->size && l->cgroup_reusable &&
+	    !rg_cgroup_needs_recycle(cg))
+		cg = __atomic_exchange_n(&l->pool->slot_cgroups[l->index], cg,
+					 __ATOMIC_ACQ_REL);
+	rg_cgroup_close(cg);
+}
+
 static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 		       struct rg_error *err)
 {
-	bool created;
+	bool created = false;
 
-	if (rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created, err) < 0)
+	if (!take_kept_cgroup(l, h) &&
+	    rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created,
+				     err) < 0)
 		return -1;
 	if (created)
 		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
@@ -565,7 +612,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 static void free_lease(struct rg_pool_lease *l)
 {
 	rg_close_fd(&l->keeper_conn);
-	rg_cgroup_close(l->slot.cgroup);
+	put_cgroup(l);
 	rg_ns_close(l->slot.ns_fd);
 	rg_close_fd(&l->lock_fd); /* unlocks */
 	rg_close_fd(&l->dir_fd);
@@ -585,6 +632,7 @@ static int open_pool_dir(struct rg_pool_lease *l, const struct rg_config *cfg,
 				      err);
 	}
 	l->threads_share_fds = true;
+	l->pool = pool;
 	l->dir_fd = fcntl(pool->dir_fd, F_DUPFD_CLOEXEC, 3);
 	if (l->dir_fd < 0)
 		return rg_fail(err, errno, "duplicating the pool's fd");
@@ -649,6 +697,7 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
 		l->rec.last_reset = time(NULL);
 		rc = rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 	}
+	l->cgroup_reusable = rc == 0;
 	return rc;
 }
 

@@ -76,6 +76,12 @@ struct rg_pool {
 	bool favordynmods;
 	int dir_fd;		/* the pool directory, trusted at the open */
 	char ns_dir[PATH_MAX];
+	/*
+	 * Slot i's cgroup, kept open between its runs in this process (size
+	 * entries): a run then opens none of its files. Taken and given back
+	 * by the slot's holder (lease.c); NULL while a run holds it.
+	 */
+	struct rg_cgroup **slot_cgroups;
 };
 
 /* One borrowed slot. */
@@ -96,6 +102,8 @@ struct rg_pool_lease {
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
+	const struct rg_pool *pool; /* that handle, or NULL */
+	bool cgroup_reusable;	    /* reset clean: the handle may keep it */
 };
 
 /* pool.c, for lease.c */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "util.h"
 
@@ -40,6 +41,12 @@ struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
 	pool->dir_fd = -1;
 	pool->size = o.size;
 	pool->favordynmods = o.favordynmods;
+	pool->slot_cgroups = calloc(o.size, sizeof(*pool->slot_cgroups));
+	if (!pool->slot_cgroups) {
+		rg_fail(err, errno, "allocating the pool handle");
+		rg_pool_close(pool);
+		return NULL;
+	}
 	if (copy_string(&pool->dir, o.dir, err) < 0 ||
 	    copy_string(&pool->cgroup_parent, o.cgroup_parent, err) < 0 ||
 	    rg_pool_create(&o, err) < 0 ||
@@ -57,6 +64,10 @@ void rg_pool_close(struct rg_pool *pool)
 {
 	if (!pool)
 		return;
+	/* no run holds a slot now: the caller ended them all */
+	for (unsigned int i = 0; pool->slot_cgroups && i < pool->size; i++)
+		rg_cgroup_close(pool->slot_cgroups[i]);
+	free(pool->slot_cgroups);
 	rg_close_fd(&pool->dir_fd);
 	free(pool->dir);
 	free(pool->cgroup_parent);

@@ -12,9 +12,12 @@ import threading
 import time
 
 import pyrgtest
+import rgtest
 import runguard
 
 SLOTS = 3
+MIB = 1 << 20
+CGROUP_PARENT = pyrgtest.CGROUP_PARENT
 
 
 class PoolTest(pyrgtest.PrivilegedCase):
@@ -156,6 +159,92 @@ class PoolTest(pyrgtest.PrivilegedCase):
             self.assertEqual(res.exit_code, 5)
             keeper = runguard.pool_slot_keeper(res.pool_slot, self.pool_dir)
             self.assertTrue(keeper and keeper > 0, keeper)
+
+
+class KeptCgroupTest(pyrgtest.PrivilegedCase):
+    """A pool handle keeps each slot's cgroup open between its runs (no
+    cgroup file is opened per run), and notices when another process
+    replaced that cgroup meanwhile."""
+
+    def setUp(self):
+        super().setUp()
+        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-kept-')
+        self.pool_dir = os.path.join(self.pool_parent, 'pool')
+
+    def tearDown(self):
+        try:
+            if os.path.exists(self.pool_dir):
+                runguard.pool_destroy(self.pool_dir, force=True)
+            shutil.rmtree(self.pool_parent, ignore_errors=True)
+        finally:
+            super().tearDown()
+
+    def slot_dirs(self):
+        """Slot 0's cgroup directories, as the library opens them."""
+        path = runguard.pool_show(self.pool_dir).cgroup_path
+        if rgtest.cgroup_mode() == 'v2':
+            roots = [rgtest.CGROOT]
+        else:
+            roots = [os.path.realpath(os.path.join(rgtest.CGROOT, c))
+                     for c in rgtest.V1_CONTROLLERS]
+        return {os.path.join(r, path, 'slot-0') for r in roots}
+
+    def fds_into(self, dirs):
+        """This process's fds on those directories or their files."""
+        found = {}
+        for name in os.listdir('/proc/self/fd'):
+            try:
+                target = os.readlink('/proc/self/fd/' + name)
+            except OSError:
+                continue
+            if target in dirs or os.path.dirname(target) in dirs:
+                found[int(name)] = target
+        return found
+
+    def assert_fds_on_live_dirs(self, fds, dirs):
+        """Every kept directory fd is the directory there now."""
+        checked = 0
+        for fd, target in fds.items():
+            if target in dirs:
+                self.assertEqual(os.fstat(fd).st_ino, os.stat(target).st_ino,
+                                 target)
+                checked += 1
+        self.assertGreater(checked, 0, fds)
+
+    def test_kept_between_runs_and_closed_with_the_pool(self):
+        for keepers in (False, True):
+            with self.subTest(keepers=keepers):
+                cfg = self.config('exitcode', 3, pool_keeper=keepers)
+                with runguard.Pool(1, self.pool_dir, keepers=keepers,
+                                   cgroup_parent=CGROUP_PARENT) as pool:
+                    self.assertEqual(pool.run(cfg).exit_code, 3)
+                    dirs = self.slot_dirs()
+                    first = self.fds_into(dirs)
+                    self.assertTrue(first, 'no fd kept on %s' % dirs)
+                    self.assertEqual(pool.run(cfg).exit_code, 3)
+                    self.assertEqual(self.fds_into(dirs), first)
+                self.assertEqual(self.fds_into(dirs), {})
+                runguard.pool_destroy(self.pool_dir, force=True)
+
+    def test_pool_made_again_under_the_handle(self):
+        """An admin destroys and makes the pool again while a judge has it
+        open: the judge's next run takes the new cgroup, whose limit
+        holds, instead of failing on the removed one's files."""
+        limited = dict(memory_limit=64 * MIB)
+        with runguard.Pool(1, self.pool_dir,
+                           cgroup_parent=CGROUP_PARENT) as pool:
+            self.assertEqual(pool.run(self.config('exitcode', 0)).exit_code,
+                             0)
+            dirs = self.slot_dirs()
+            runguard.pool_destroy(self.pool_dir, force=True)
+            runguard.pool_create(1, self.pool_dir,
+                                 cgroup_parent=CGROUP_PARENT)
+            self.assertEqual(self.slot_dirs(), dirs)
+            res = pool.run(self.config('memhog', 16, **limited))
+            self.assertEqual(res.exit_code, 0, res)
+            self.assert_fds_on_live_dirs(self.fds_into(dirs), dirs)
+            res = pool.run(self.config('memhog', 200, **limited))
+            self.assertTrue(res.oom_killed or res.term_signal, res)
 
 
 if __name__ == '__main__':
