@@ -102,6 +102,13 @@ void rg_check_probe_close(struct rg_check_ctx *c)
 
 static void unprobed(struct rg_check_ctx *c, const char *item)
 {
+	/* the memory controller is not what is wrong then: cgroup.parent */
+	if (rg_cg_check_parent(c->parent, NULL) < 0) {
+		rg_check_add(c->report, item, RG_CHECK_WARNING, NULL,
+			     "not probed: the cgroup parent `%s' is invalid (see cgroup.parent)",
+			     c->parent);
+		return;
+	}
 	rg_check_add(c->report, item, RG_CHECK_WARNING,
 		     "echo +memory > " RG_CGROUP_ROOT "/cgroup.subtree_control",
 		     "cannot probe: no cgroup along %s shows the memory controller",

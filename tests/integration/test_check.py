@@ -526,9 +526,15 @@ class CheckLibraryTest(RGTestCase):
         self.assertEqual(items['pool'][1],
                          'none (the test): each run makes its cgroups and '
                          'namespaces', d)
-        # no probe cgroup for an invalid parent, no items it would feed
+        # no probe cgroup for an invalid parent, no items it would feed;
+        # their fix is the parent's, not the memory controller's
         self.assertEqual(items['kernel.memory-peak'][0],
                          0 if cgroup_mode() == 'v1' else 1, d)
+        if cgroup_mode() == 'v2':
+            for name in ('kernel.memory-peak', 'kernel.cgroup-kill',
+                         'kernel.swap-accounting'):
+                self.assertIn('cgroup parent', items[name][1], d)
+                self.assertIsNone(items[name][2], d)
 
     def test_struct_size(self):
         # a caller built against a header with only the first two fields:
