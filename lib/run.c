@@ -35,7 +35,7 @@
 
 struct run {
 	const struct rg_config *cfg;
-	const struct rg_pool *pool; /* opened by the caller, or NULL */
+	struct rg_pool *pool; /* opened by the caller, or NULL */
 	struct rg_result *result;
 	struct rg_child_plan plan;
 	struct rg_slot *slot;
@@ -520,7 +520,7 @@ static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
 }
 
 static int init_run(struct run *r, const struct rg_config *cfg,
-		    const struct rg_pool *pool, struct rg_result *result,
+		    struct rg_pool *pool, struct rg_result *result,
 		    struct rg_error *err)
 {
 	int signal_fd;
@@ -565,7 +565,7 @@ static enum rg_outcome run_outcome(struct run *r, enum rg_outcome outcome,
 }
 
 static enum rg_outcome run_in(const struct rg_config *cfg,
-			      const struct rg_pool *pool,
+			      struct rg_pool *pool,
 			      struct rg_result *result, struct rg_error *err)
 {
 	struct rg_result own;

@@ -93,7 +93,7 @@ int rg_slot_open_transient(const struct rg_config *cfg, struct rg_slot **out,
  * pool: the pool opened already (rg_pool_open), or NULL to open cfg's.
  */
 int rg_slot_acquire_pooled(const struct rg_config *cfg,
-			   const struct rg_pool *pool, int wake_fd,
+			   struct rg_pool *pool, int wake_fd,
 			   struct rg_slot **out, struct rg_error *err);
 
 /* See rg_slot_ops.prewarm. */

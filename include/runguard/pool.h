@@ -131,7 +131,9 @@ RG_EXPORT int rg_pool_prewarm(const char *const paths[], size_t count,
  * A pool opened once by a judge that runs many commands through it: made
  * (or completed) as rg_pool_create() would, its directory checked and
  * kept open. NULL on error. Free with rg_pool_close() once no rg_pool_run()
- * is under way.
+ * is under way. The handle also keeps the cgroups of slots it ran in open
+ * for their next runs, using at most a quarter of RLIMIT_NOFILE's soft
+ * limit (about 30 fds a slot on cgroup v1; docs/pool.md).
  */
 struct rg_pool;
 

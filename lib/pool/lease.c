@@ -369,6 +369,17 @@ static int clean_slot(struct rg_pool_lease *l, struct rg_error *err)
 }
 
 /*
+ * Runs through a pool handle keep their slot's cgroup for the next. Not
+ * with the exact v2 peak: on 5.19-6.11 a run that samples closes the
+ * cgroup's memory.peak, and such a run's cgroup must not serve one that
+ * asked for the exact peak (which gets a new cgroup per run there anyway).
+ */
+static bool kept_for_handle(const struct rg_pool_lease *l)
+{
+	return l->pool && l->index < l->pool->size && !l->exact_v2_peak;
+}
+
+/*
  * The slot's cgroup as this process's pool handle kept it after its last
  * run here, if it still is the slot's: another process may have replaced
  * it since (recycled, or the pool made again, maybe elsewhere), and the
@@ -382,20 +393,22 @@ static bool take_kept_cgroup(struct rg_pool_lease *l,
 	char label[PATH_MAX];
 	uint64_t usage;
 
-	if (!l->pool || l->index >= l->pool->size)
+	if (!kept_for_handle(l))
 		return false;
 	cg = __atomic_exchange_n(&l->pool->slot_cgroups[l->index], NULL,
 				 __ATOMIC_ACQ_REL);
 	if (!cg)
 		return false;
+	__atomic_sub_fetch(&l->pool->kept, 1, __ATOMIC_RELAXED);
 	snprintf(label, sizeof(label), "%s/%s", h->cgroup_path, l->name);
 	if (strcmp(rg_cgroup_label(cg), label) != 0 ||
 	    rg_cgroup_memory_usage(cg, &usage, &ignored) < 0) {
 		rg_cgroup_close(cg);
 		return false;
 	}
-	/* other processes may have run in it since */
+	/* as opened: other processes may have run in it since */
 	rg_cgroup_expect_tasks(cg);
+	rg_cgroup_set_resident(cg, 0);
 	l->slot.cgroup = cg;
 	return true;
 }
@@ -404,12 +417,21 @@ static bool take_kept_cgroup(struct rg_pool_lease *l,
 static void put_cgroup(struct rg_pool_lease *l)
 {
 	struct rg_cgroup *cg = l->slot.cgroup;
+	struct rg_pool *pool = l->pool;
 
 	l->slot.cgroup = NULL;
-	if (cg && l->pool && l->index < l->pool->size && l->cgroup_reusable &&
-	    !rg_cgroup_needs_recycle(cg))
-		cg = __atomic_exchange_n(&l->pool->slot_cgroups[l->index], cg,
-					 __ATOMIC_ACQ_REL);
+	if (cg && kept_for_handle(l) && l->cgroup_reusable &&
+	    !rg_cgroup_needs_recycle(cg)) {
+		/* within the handle's fd budget, or closed */
+		if (__atomic_add_fetch(&pool->kept, 1, __ATOMIC_RELAXED) <=
+		    pool->kept_max) {
+			/* the slot is ours: nobody else put one there */
+			cg = __atomic_exchange_n(&pool->slot_cgroups[l->index],
+						 cg, __ATOMIC_ACQ_REL);
+		} else {
+			__atomic_sub_fetch(&pool->kept, 1, __ATOMIC_RELAXED);
+		}
+	}
 	rg_cgroup_close(cg);
 }
 
@@ -621,7 +643,7 @@ static void free_lease(struct rg_pool_lease *l)
 
 /* The pool directory as trusted when the pool was opened, or now. */
 static int open_pool_dir(struct rg_pool_lease *l, const struct rg_config *cfg,
-			 const struct rg_pool *pool, struct rg_error *err)
+			 struct rg_pool *pool, struct rg_error *err)
 {
 	const char *dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
 
@@ -641,7 +663,7 @@ static int open_pool_dir(struct rg_pool_lease *l, const struct rg_config *cfg,
 }
 
 static struct rg_pool_lease *new_lease(const struct rg_config *cfg,
-				       const struct rg_pool *pool,
+				       struct rg_pool *pool,
 				       struct rg_error *err)
 {
 	struct rg_pool_lease *l = calloc(1, sizeof(*l));
@@ -664,7 +686,7 @@ static struct rg_pool_lease *new_lease(const struct rg_config *cfg,
 }
 
 int rg_slot_acquire_pooled(const struct rg_config *cfg,
-			   const struct rg_pool *pool, int wake_fd,
+			   struct rg_pool *pool, int wake_fd,
 			   struct rg_slot **out, struct rg_error *err)
 {
 	struct rg_pool_lease *l = new_lease(cfg, pool, err);

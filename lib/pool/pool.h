@@ -82,6 +82,8 @@ struct rg_pool {
 	 * by the slot's holder (lease.c); NULL while a run holds it.
 	 */
 	struct rg_cgroup **slot_cgroups;
+	unsigned int kept;     /* how many of them are set (atomic) */
+	unsigned int kept_max; /* within the fd budget (pool_handle.c) */
 };
 
 /* One borrowed slot. */
@@ -102,7 +104,7 @@ struct rg_pool_lease {
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
-	const struct rg_pool *pool; /* that handle, or NULL */
+	struct rg_pool *pool; /* that handle, or NULL */
 	bool cgroup_reusable;	    /* reset clean: the handle may keep it */
 };
 

@@ -10,11 +10,32 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "error.h"
 #include "util.h"
+
+/*
+ * A kept slot cgroup holds about 30 fds on v1 (fewer on v2). A judge at
+ * the usual soft limit of 1024 open files must not run out because of
+ * us: kept cgroups may use a quarter of it, the other slots reopen theirs
+ * per run as without a handle.
+ */
+#define KEPT_FDS_PER_SLOT 32
+
+static unsigned int kept_budget(unsigned int size)
+{
+	struct rlimit nofile;
+	rlim_t slots;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+		return 0;
+	slots = nofile.rlim_cur == RLIM_INFINITY ?
+			size : nofile.rlim_cur / 4 / KEPT_FDS_PER_SLOT;
+	return slots < size ? (unsigned int)slots : size;
+}
 
 static int copy_string(char **to, const char *from, struct rg_error *err)
 {
@@ -41,6 +62,7 @@ struct rg_pool *rg_pool_open(const struct rg_pool_options *options,
 	pool->dir_fd = -1;
 	pool->size = o.size;
 	pool->favordynmods = o.favordynmods;
+	pool->kept_max = kept_budget(o.size);
 	pool->slot_cgroups = calloc(o.size, sizeof(*pool->slot_cgroups));
 	if (!pool->slot_cgroups) {
 		rg_fail(err, errno, "allocating the pool handle");

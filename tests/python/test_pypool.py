@@ -6,6 +6,7 @@ nothing is left (processes, cgroups, the pool itself)."""
 import concurrent.futures
 import errno
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -179,15 +180,16 @@ class KeptCgroupTest(pyrgtest.PrivilegedCase):
         finally:
             super().tearDown()
 
-    def slot_dirs(self):
-        """Slot 0's cgroup directories, as the library opens them."""
+    def slot_dirs(self, slots=(0,)):
+        """The slots' cgroup directories, as the library opens them."""
         path = runguard.pool_show(self.pool_dir).cgroup_path
         if rgtest.cgroup_mode() == 'v2':
             roots = [rgtest.CGROOT]
         else:
             roots = [os.path.realpath(os.path.join(rgtest.CGROOT, c))
                      for c in rgtest.V1_CONTROLLERS]
-        return {os.path.join(r, path, 'slot-0') for r in roots}
+        return {os.path.join(r, path, 'slot-%d' % i)
+                for r in roots for i in slots}
 
     def fds_into(self, dirs):
         """This process's fds on those directories or their files."""
@@ -225,6 +227,26 @@ class KeptCgroupTest(pyrgtest.PrivilegedCase):
                     self.assertEqual(self.fds_into(dirs), first)
                 self.assertEqual(self.fds_into(dirs), {})
                 runguard.pool_destroy(self.pool_dir, force=True)
+
+    def test_kept_within_a_quarter_of_the_fd_limit(self):
+        """A judge at a low RLIMIT_NOFILE does not run out of fds: kept
+        cgroups use at most a quarter of it, other slots reopen theirs."""
+        limit = 256
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+        try:
+            with runguard.Pool(4, self.pool_dir,
+                               cgroup_parent=CGROUP_PARENT) as pool, \
+                    concurrent.futures.ThreadPoolExecutor(4) as ex:
+                res = list(ex.map(
+                    lambda _: pool.run(self.config('sleep', 0.2)), range(12)))
+                kept = self.fds_into(self.slot_dirs(range(4)))
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        self.assertEqual([r.exit_code for r in res], [0] * 12)
+        self.assertEqual(len({r.pool_slot for r in res}), 4, res)
+        self.assertTrue(kept)
+        self.assertLessEqual(len(kept), limit // 4)
 
     def test_pool_made_again_under_the_handle(self):
         """An admin destroys and makes the pool again while a judge has it
