@@ -15,17 +15,19 @@ GIL is released while a run waits).  See docs/python.md.
 """
 
 from ._types import (Cancelled, CleanupError, ConfigError, Error, Limit,
-                     Outcome, RunError, SetupError, SlotState)
+                     LogCallback, LogLevel, Outcome, RunError, SetupError,
+                     SlotState, log_to_logger)
 from ._runguard import (POOL_DIR_DEFAULT, POOL_SIZE_MAX, Pool, PoolInfo,
                         PrewarmStats, Result, SlotInfo, cancel_all,
                         pool_create, pool_destroy, pool_prewarm, pool_show,
-                        pool_slot_keeper, run, version)
+                        pool_slot_keeper, run, set_log, version)
 from .config import Config
 
 __all__ = [
     'Cancelled', 'CleanupError', 'Config', 'ConfigError', 'Error', 'Limit',
-    'Outcome', 'POOL_DIR_DEFAULT', 'POOL_SIZE_MAX', 'Pool', 'PoolInfo',
+    'LogCallback', 'LogLevel', 'Outcome', 'POOL_DIR_DEFAULT', 'POOL_SIZE_MAX', 'Pool', 'PoolInfo',
     'PrewarmStats', 'Result', 'RunError', 'SetupError', 'SlotInfo',
     'SlotState', 'cancel_all', 'pool_create', 'pool_destroy',
-    'pool_prewarm', 'pool_show', 'pool_slot_keeper', 'run', 'version',
+    'pool_prewarm', 'pool_show', 'pool_slot_keeper', 'run', 'set_log',
+    'log_to_logger', 'version',
 ]

@@ -7,7 +7,7 @@ from types import TracebackType
 from typing import (Any, Final, Iterable, Literal, Optional, Tuple, Type,
                     Union, final)
 
-from ._types import Limit, Outcome, SlotState
+from ._types import Limit, LogCallback, LogLevel, Outcome, SlotState
 from .config import Config
 
 _StrPath = Union[str, bytes, os.PathLike[str], os.PathLike[bytes]]
@@ -144,6 +144,8 @@ class PrewarmStats(structseq[Any], Tuple[int, int]):
 
 def run(config: Config, /) -> Result: ...
 def cancel_all() -> None: ...
+def set_log(callback: Optional[LogCallback],
+            level: LogLevel | int = ...) -> None: ...
 def check_config(config: Config, /) -> None: ...
 def version() -> str: ...
 def pool_create(size: int, dir: Optional[_StrPath] = ..., *,

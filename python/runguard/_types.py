@@ -5,6 +5,7 @@ the package; the C extension raises these)."""
 from __future__ import annotations
 
 import enum
+import logging
 import typing
 
 if typing.TYPE_CHECKING:
@@ -41,6 +42,35 @@ class SlotState(enum.IntEnum):
     HELD = 1
     #: its holder died during a run; the next holder cleans it
     DIRTY = 2
+
+
+class LogLevel(enum.IntEnum):
+    """Importance of a librunguard message (enum rg_log_level): a sink
+    gets the messages up to its level."""
+
+    ERROR = 0
+    WARNING = 1
+    #: what a run or a pool call is doing (-v of the CLI)
+    NOTICE = 2
+    DEBUG = 3
+
+    @property
+    def logging_level(self) -> int:
+        """The matching level of the logging module (NOTICE: INFO)."""
+        return (logging.ERROR, logging.WARNING, logging.INFO,
+                logging.DEBUG)[self]
+
+
+#: a log sink: called with each message and its level
+LogCallback = typing.Callable[[LogLevel, str], object]
+
+
+def log_to_logger(logger: logging.Logger) -> LogCallback:
+    """A sink (Config(log=...), set_log()) that passes each message to
+    logger at the matching level."""
+    def sink(level: LogLevel, message: str) -> None:
+        logger.log(level.logging_level, '%s', message)
+    return sink
 
 
 class Error(OSError):
@@ -82,7 +112,8 @@ class Cancelled(RunError):
 
 
 # shown as runguard.X in tracebacks and reprs, where users find them
-for _cls in (Outcome, Limit, SlotState, Error, ConfigError, RunError,
+for _cls in (Outcome, Limit, SlotState, LogLevel, Error, ConfigError, RunError,
              SetupError, CleanupError, Cancelled):
     _cls.__module__ = 'runguard'
 del _cls
+log_to_logger.__module__ = 'runguard'

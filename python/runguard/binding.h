@@ -18,6 +18,7 @@ struct rgpy_types {
 	PyObject *outcome;      /* Outcome */
 	PyObject *limit;        /* Limit */
 	PyObject *slot_state;   /* SlotState */
+	PyObject *log_level;    /* LogLevel */
 	PyObject *error;        /* Error */
 	PyObject *config_error; /* ConfigError */
 	PyObject *setup_error;  /* SetupError */
@@ -50,6 +51,12 @@ PyObject *rgpy_run(struct rg_pool *pool, const void *owner,
 void rgpy_cancel(const void *owner, bool all);
 PyObject *rgpy_run_func(PyObject *module, PyObject *config);
 PyObject *rgpy_cancel_all(PyObject *module, PyObject *unused);
+
+/* log.c: librunguard's log sinks to Python callables */
+void rgpy_log_to_callable(void *callable, enum rg_log_level level,
+			  const char *message);
+int rgpy_log_level(PyObject *value);
+PyObject *rgpy_set_log(PyObject *module, PyObject *args, PyObject *kwargs);
 
 /* pool.c */
 int rgpy_pool_init_type(PyObject *module);

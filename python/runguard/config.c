@@ -358,6 +358,26 @@ out:
 	return rc;
 }
 
+/*
+ * The run's messages to config.log, up to config.log_level. The Config
+ * keeps the callable alive as long as a run of it is under way.
+ */
+static int set_log(struct rg_config *cfg, PyObject *config)
+{
+	PyObject *fn = PyObject_GetAttrString(config, "log");
+	PyObject *level_obj = PyObject_GetAttrString(config, "log_level");
+	int level = -1;
+
+	if (fn && level_obj)
+		level = rgpy_log_level(level_obj);
+	if (level >= 0 && fn != Py_None)
+		rg_config_set_log(cfg, rgpy_log_to_callable, fn,
+				  (enum rg_log_level)level);
+	Py_XDECREF(fn);
+	Py_XDECREF(level_obj);
+	return level < 0 ? SET_PYTHON : SET_OK;
+}
+
 static int apply_fields(struct rg_config *cfg, PyObject *config,
 			struct rg_error *err)
 {
@@ -377,6 +397,8 @@ static int apply_fields(struct rg_config *cfg, PyObject *config,
 		if (rc == SET_PYTHON)
 			name_python_error(fields[i].name);
 	}
+	if (rc == SET_OK && (rc = set_log(cfg, config)) == SET_PYTHON)
+		name_python_error("log");
 	return rc;
 }
 

@@ -10,7 +10,7 @@ import typing
 from collections.abc import Iterable, Mapping, Sequence
 
 from . import _runguard
-from ._types import ConfigError
+from ._types import ConfigError, LogCallback, LogLevel
 
 StrPath = typing.Union[str, bytes, 'os.PathLike[str]', 'os.PathLike[bytes]']
 
@@ -29,7 +29,8 @@ _FIELDS = ('command', 'executable', 'root', 'root_prefix', 'workdir', 'user',
            'process_limit', 'cpuset', 'core_dumps', 'stdin', 'stdout',
            'stderr', 'stream_limit', 'environment', 'keep_environment',
            'syscall_filter', 'kill_grace', 'cgroup_parent',
-           'timeout_notify_pid', 'pool_keeper', 'pool_v2_memory_peak')
+           'timeout_notify_pid', 'pool_keeper', 'pool_v2_memory_peak', 'log',
+           'log_level')
 
 
 def _path(value: StrPath | None) -> str | bytes | None:
@@ -98,6 +99,23 @@ def _cpuset(value: str | Iterable[int] | None) -> str | None:
     return ','.join(str(int(c)) for c in value)
 
 
+def _log(value: LogCallback | None) -> LogCallback | None:
+    if value is not None and not callable(value):
+        raise TypeError('log: expected a callable, not %s'
+                        % type(value).__name__)
+    return value
+
+
+def _log_level(value: LogLevel | int) -> LogLevel:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError('log_level: expected a LogLevel, not %s'
+                        % type(value).__name__)
+    try:
+        return LogLevel(value)
+    except ValueError:
+        raise ConfigError('log_level: %d is not a LogLevel' % value) from None
+
+
 class Config:
     """What to run and under which limits: immutable, so one Config may
     serve many runs at once (each run builds its own librunguard
@@ -136,6 +154,8 @@ class Config:
     timeout_notify_pid: int | None
     pool_keeper: bool
     pool_v2_memory_peak: str
+    log: LogCallback | None
+    log_level: LogLevel
 
     def __init__(self, command: Sequence[StrPath], *,
                  executable: StrPath | None = None,
@@ -163,7 +183,9 @@ class Config:
                  cgroup_parent: str | None = None,
                  timeout_notify_pid: int | None = None,
                  pool_keeper: bool = False,
-                 pool_v2_memory_peak: str = 'sampled') -> None:
+                 pool_v2_memory_peak: str = 'sampled',
+                 log: LogCallback | None = None,
+                 log_level: LogLevel | int = LogLevel.WARNING) -> None:
         """command: argv (str, bytes or path-like), looked up like execvp()
         with the child's PATH unless executable names the file.
         root: chroot into it (below root_prefix if given); workdir: the
@@ -181,6 +203,12 @@ class Config:
         keep_environment).  kill_grace: seconds between SIGTERM and SIGKILL
         when a run is aborted.  pool_keeper, pool_v2_memory_peak ("sampled"
         or "exact"): for runs through a Pool (see docs/pool.md).
+        log: called as log(level, message) with the run's messages up to
+        log_level (a LogLevel), from the thread doing the run (the
+        caller's; for a run from the main thread, a helper thread of the
+        binding); an exception it raises is reported (sys.unraisablehook)
+        and the run goes on.
+        log_to_logger(logger) makes one for the logging module.
         """
         if isinstance(command, (str, bytes)):
             raise TypeError('command: expected a sequence of arguments, '
@@ -212,6 +240,8 @@ class Config:
             'timeout_notify_pid': timeout_notify_pid,
             'pool_keeper': bool(pool_keeper),
             'pool_v2_memory_peak': pool_v2_memory_peak,
+            'log': _log(log),
+            'log_level': _log_level(log_level),
         }
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -255,5 +285,6 @@ class Config:
 _DEFAULTS: dict[str, typing.Any] = {
     'core_dumps': False, 'environment': (), 'keep_environment': False,
     'syscall_filter': True, 'pool_keeper': False,
-    'pool_v2_memory_peak': 'sampled',
+    'pool_v2_memory_peak': 'sampled', 'log': None,
+    'log_level': LogLevel.WARNING,
 }

@@ -58,6 +58,15 @@ static PyMethodDef module_methods[] = {
 	  "check_config($module, config, /)\n--\n\n"
 	  "Apply config to a new librunguard configuration and drop it: "
 	  "raises what a run would for its values (Config() calls it)." },
+	{ "set_log", (PyCFunction)(void (*)(void))rgpy_set_log,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "set_log($module, callback, level=2)\n--\n\n"
+	  "Where the pool administration calls (pool_create, pool_destroy, "
+	  "pool_prewarm, Pool(keepers=True)) report each step: "
+	  "callback(level, message) for messages up to level, from the "
+	  "calling thread (level 2 is LogLevel.NOTICE). None: nowhere (the "
+	  "default). Process-wide: set it "
+	  "before such calls, not while one is under way." },
 	{ "version", version, METH_NOARGS,
 	  "version($module, /)\n--\n\nThe version of librunguard in use." },
 	{ NULL, NULL, 0, NULL },
@@ -90,6 +99,7 @@ static int import_types(void)
 	return import_attr(t, "Outcome", &rgpy.outcome) < 0 ||
 	       import_attr(t, "Limit", &rgpy.limit) < 0 ||
 	       import_attr(t, "SlotState", &rgpy.slot_state) < 0 ||
+	       import_attr(t, "LogLevel", &rgpy.log_level) < 0 ||
 	       import_attr(t, "Error", &rgpy.error) < 0 ||
 	       import_attr(t, "ConfigError", &rgpy.config_error) < 0 ||
 	       import_attr(t, "SetupError", &rgpy.setup_error) < 0 ||
