@@ -9,7 +9,9 @@ variables rgtest reads (RG_PROGRAMS, RG_CGROUP_PARENT, ...).
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
 sys.path.append(os.environ.get(
     'RG_INTEGRATION_DIR',
@@ -37,3 +39,21 @@ class PrivilegedCase(rgtest.RGTestCase):
         kw.setdefault('stderr', os.devnull)
         return runguard.Config([self.prog(program)] + [str(a) for a in args],
                                **kw)
+
+
+class PoolDirCase(PrivilegedCase):
+    """A pool directory of its own (self.pool_dir, not made yet), and the
+    pool in it destroyed after the test whatever happened."""
+
+    def setUp(self):
+        super().setUp()
+        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-pool-')
+        self.pool_dir = os.path.join(self.pool_parent, 'pool')
+
+    def tearDown(self):
+        try:
+            if os.path.exists(self.pool_dir):
+                runguard.pool_destroy(self.pool_dir, force=True)
+            shutil.rmtree(self.pool_parent, ignore_errors=True)
+        finally:
+            super().tearDown()

@@ -5,10 +5,7 @@ raises loses nothing of the run; set_log() gets the pool administration's
 steps; log_to_logger() feeds the logging module."""
 
 import logging
-import os
-import shutil
 import sys
-import tempfile
 import threading
 import unittest
 
@@ -111,19 +108,11 @@ class LogRunTest(pyrgtest.PrivilegedCase):
                       'time)', cm.output)
 
 
-class LogPoolTest(pyrgtest.PrivilegedCase):
-
-    def setUp(self):
-        super().setUp()
-        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-log-')
-        self.pool_dir = os.path.join(self.pool_parent, 'pool')
+class LogPoolTest(pyrgtest.PoolDirCase):
 
     def tearDown(self):
         try:
             runguard.set_log(None)
-            if os.path.exists(self.pool_dir):
-                runguard.pool_destroy(self.pool_dir, force=True)
-            shutil.rmtree(self.pool_parent, ignore_errors=True)
         finally:
             super().tearDown()
 

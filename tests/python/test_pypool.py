@@ -7,8 +7,6 @@ import concurrent.futures
 import errno
 import os
 import resource
-import shutil
-import tempfile
 import threading
 import time
 
@@ -21,20 +19,7 @@ MIB = 1 << 20
 CGROUP_PARENT = pyrgtest.CGROUP_PARENT
 
 
-class PoolTest(pyrgtest.PrivilegedCase):
-
-    def setUp(self):
-        super().setUp()
-        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-pool-')
-        self.pool_dir = os.path.join(self.pool_parent, 'pool')
-
-    def tearDown(self):
-        try:
-            if os.path.exists(self.pool_dir):
-                runguard.pool_destroy(self.pool_dir, force=True)
-            shutil.rmtree(self.pool_parent, ignore_errors=True)
-        finally:
-            super().tearDown()
+class PoolTest(pyrgtest.PoolDirCase):
 
     def open_pool(self, **kw):
         return runguard.Pool(SLOTS, self.pool_dir,
@@ -162,23 +147,10 @@ class PoolTest(pyrgtest.PrivilegedCase):
             self.assertTrue(keeper and keeper > 0, keeper)
 
 
-class KeptCgroupTest(pyrgtest.PrivilegedCase):
+class KeptCgroupTest(pyrgtest.PoolDirCase):
     """A pool handle keeps each slot's cgroup open between its runs (no
     cgroup file is opened per run), and notices when another process
     replaced that cgroup meanwhile."""
-
-    def setUp(self):
-        super().setUp()
-        self.pool_parent = tempfile.mkdtemp(prefix='rgpy-kept-')
-        self.pool_dir = os.path.join(self.pool_parent, 'pool')
-
-    def tearDown(self):
-        try:
-            if os.path.exists(self.pool_dir):
-                runguard.pool_destroy(self.pool_dir, force=True)
-            shutil.rmtree(self.pool_parent, ignore_errors=True)
-        finally:
-            super().tearDown()
 
     def slot_dirs(self, slots=(0,)):
         """The slots' cgroup directories, as the library opens them."""
