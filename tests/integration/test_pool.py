@@ -1940,6 +1940,37 @@ class PoolPrewarmTest(PoolTestCase):
                      meta=meta)
         self.assertPoolMeta(r, slots=(0,))
 
+    def test_a_runs_libraries_are_not_its_own(self):
+        """Without -r nothing walks the libraries a dynamic program maps:
+        runguard reads them in before the run (charged to its caller, as
+        the walker's are with -r), so that a library nobody had in the
+        page cache does not count in the run's memory: neither in the
+        first run in a slot nor after the slot's reset, which evicts what
+        a run brought in (DOMjudge's runguard_test failed test_memsize in
+        a new pool, its C++ program under -m 1500 paying for libstdc++).
+        uselib reads every page of its private 4 MiB library."""
+        where = self.job_dir('uselib')
+        for name in ('uselib', 'librgbig.so'):
+            shutil.copy(os.path.join(PROGRAMS, name), where)
+        lib = os.path.join(where, 'librgbig.so')
+        evictable = True
+        for i in range(2):
+            with open(lib, 'rb') as fh:
+                os.fsync(fh.fileno())  # dirty pages are not evicted
+                os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            if resident_bytes(lib) > MIB:
+                evictable = False
+            r = self.prg('-m', str(64 * 1024), os.path.join(where, 'uselib'),
+                         meta='meta-%d' % i)
+            self.assertPoolMeta(r, slots=(0,))
+            self.assertEqual(r.stdout, 'sum 1\n', r.describe())
+            if evictable:
+                self.assertLess(r.i('memory-bytes'), 2 * MIB, r.describe())
+        if not evictable:
+            print('test_a_runs_libraries_are_not_its_own: %s is on %s, its '
+                  'pages cannot be evicted: not checking who pays for them'
+                  % (lib, fs_name(where)))
+
     def test_one_walk_for_many_root_strings(self):
         f = self.evicted_library()
         # the kernel lab's root is a tmpfs: nothing there can be evicted
