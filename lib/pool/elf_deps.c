@@ -140,31 +140,40 @@ static bool vaddr_to_offset(const struct elf *e, uint64_t vaddr,
 	return false;
 }
 
+/* The dynamic section, read in small chunks: no big buffer on the stack. */
 static unsigned int read_dynamic(const struct elf *e, const struct seg *s,
 				 struct dyn *dyn, unsigned int max)
 {
 	size_t entsize = e->is64 ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn);
-	unsigned char buf[MAX_DYN_BYTES];
-	uint64_t len = s->filesz < sizeof(buf) ? s->filesz : sizeof(buf);
+	uint64_t len = s->filesz < MAX_DYN_BYTES ? s->filesz : MAX_DYN_BYTES;
+	unsigned char buf[64 * sizeof(Elf64_Dyn)];
+	size_t per_chunk = sizeof(buf) / entsize;
 	unsigned int n = 0;
 
-	if (!read_at(e, buf, len, s->offset))
-		return 0;
-	for (uint64_t at = 0; at + entsize <= len && n < max; at += entsize) {
-		if (e->is64) {
-			Elf64_Dyn d;
+	for (uint64_t at = 0; at + entsize <= len && n < max;) {
+		size_t want = (size_t)((len - at) / entsize);
 
-			memcpy(&d, buf + at, sizeof(d));
-			dyn[n] = (struct dyn){ d.d_tag, d.d_un.d_val };
-		} else {
-			Elf32_Dyn d;
+		if (want > per_chunk)
+			want = per_chunk;
+		if (!read_at(e, buf, want * entsize, s->offset + at))
+			return n;
+		for (size_t k = 0; k < want && n < max; k++) {
+			if (e->is64) {
+				Elf64_Dyn d;
 
-			memcpy(&d, buf + at, sizeof(d));
-			dyn[n] = (struct dyn){ d.d_tag, d.d_un.d_val };
+				memcpy(&d, buf + k * entsize, sizeof(d));
+				dyn[n] = (struct dyn){ d.d_tag, d.d_un.d_val };
+			} else {
+				Elf32_Dyn d;
+
+				memcpy(&d, buf + k * entsize, sizeof(d));
+				dyn[n] = (struct dyn){ d.d_tag, d.d_un.d_val };
+			}
+			if (dyn[n].tag == DT_NULL)
+				return n;
+			n++;
 		}
-		if (dyn[n].tag == DT_NULL)
-			break;
-		n++;
+		at += want * entsize;
 	}
 	return n;
 }

@@ -440,10 +440,13 @@ static int open_cgroup(struct rg_pool_lease *l, const struct pool_header *h,
 {
 	bool created = false;
 
-	if (!take_kept_cgroup(l, h) &&
-	    rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup, &created,
-				     err) < 0)
-		return -1;
+	if (!take_kept_cgroup(l, h)) {
+		/* the mounts saved with the pool spare libcgroup's search */
+		rg_pool_use_mount_table(l->dir_fd, h);
+		if (rg_pool_open_slot_cgroup(h, l->name, &l->slot.cgroup,
+					     &created, err) < 0)
+			return -1;
+	}
 	if (created)
 		l->rec.flags &= ~(SLOT_SETTINGS_KNOWN | SLOT_USED);
 	/*
@@ -603,7 +606,6 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
 	if (rg_pool_write_record(l->dir_fd, l->index, &l->rec, err) < 0)
 		return -1;
-	rg_pool_use_mount_table(l->dir_fd, h);
 	if (open_cgroup(l, h, err) < 0)
 		return -1;
 	/*

@@ -420,18 +420,31 @@ static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 #define MAX_LIBRARY_FILES 32
 #define MAX_LIBRARY_BYTES ((off_t)256 << 20)
 
+/*
+ * Breadth first over the files, not recursion: a hostile program can
+ * chain 32 libraries, and each level would hold an rg_elf_deps (16 KiB)
+ * on a judge thread's stack.
+ */
 struct library_walk {
 	struct warm_walk *walk;
-	char seen[MAX_LIBRARY_FILES][PATH_MAX];
-	unsigned int nseen;
+	char queue[MAX_LIBRARY_FILES][PATH_MAX]; /* every file seen, in order */
+	unsigned int queued;
+	struct rg_elf_deps deps;      /* of the file being walked */
+	struct rg_elf_deps candidate; /* of a file found for one of its names */
 };
 
 static bool library_seen(const struct library_walk *lw, const char *path)
 {
-	for (unsigned int i = 0; i < lw->nseen; i++)
-		if (strcmp(lw->seen[i], path) == 0)
+	for (unsigned int i = 0; i < lw->queued; i++)
+		if (strcmp(lw->queue[i], path) == 0)
 			return true;
 	return false;
+}
+
+static void enqueue(struct library_walk *lw, const char *path)
+{
+	if (lw->queued < MAX_LIBRARY_FILES && !library_seen(lw, path))
+		snprintf(lw->queue[lw->queued++], PATH_MAX, "%s", path);
 }
 
 /* The loader's default directories for the program's machine. */
@@ -467,33 +480,27 @@ static const char *const *default_dirs(uint16_t machine)
 	}
 }
 
-/* A regular file of the same machine and class, open, or -1. */
-static int open_library(const char *path, const struct rg_elf_deps *parent,
-			struct rg_elf_deps *d)
+/* An ELF file of the walked file's machine and class at path? */
+static bool is_library_for(struct library_walk *lw, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	bool ok;
 
 	if (fd < 0)
-		return -1;
-	if (rg_elf_deps_read(fd, d) < 0 || d->machine != parent->machine ||
-	    d->is64 != parent->is64) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+		return false;
+	ok = rg_elf_deps_read(fd, &lw->candidate) == 0 &&
+	     lw->candidate.machine == lw->deps.machine &&
+	     lw->candidate.is64 == lw->deps.is64;
+	close(fd);
+	return ok;
 }
-
-static void walk_library(struct library_walk *lw, const char *path, int fd,
-			 const struct rg_elf_deps *d);
 
 /* name in one directory of the search path ($ORIGIN: the object's). */
 static bool find_in(struct library_walk *lw, const char *dir,
-		    const char *origin, const char *name,
-		    const struct rg_elf_deps *parent)
+		    const char *origin, const char *name)
 {
-	struct rg_elf_deps d;
 	char path[PATH_MAX];
-	int n, fd;
+	int n;
 
 	if (strncmp(dir, "$ORIGIN", 7) == 0)
 		n = snprintf(path, sizeof(path), "%s%s/%s", origin, dir + 7,
@@ -502,18 +509,15 @@ static bool find_in(struct library_walk *lw, const char *dir,
 		n = snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= sizeof(path) || *path != '/')
 		return false;
-	if (library_seen(lw, path))
-		return true;
-	fd = open_library(path, parent, &d);
-	if (fd < 0)
+	if (!library_seen(lw, path) && !is_library_for(lw, path))
 		return false;
-	walk_library(lw, path, fd, &d);
-	close(fd);
+	enqueue(lw, path);
 	return true;
 }
 
+/* Where the loader would find name, needed by object (lw->deps). */
 static void find_library(struct library_walk *lw, const char *name,
-			 const char *object, const struct rg_elf_deps *parent)
+			 const char *object)
 {
 	char search[PATH_MAX], origin[PATH_MAX], *dir, *save = NULL;
 	const char *const *dirs;
@@ -524,39 +528,35 @@ static void find_library(struct library_walk *lw, const char *name,
 	if (!slash || strchr(name, '/'))
 		return; /* a name with a slash is loaded as given: rare */
 	*slash = '\0';
-	snprintf(search, sizeof(search), "%s", parent->search);
+	snprintf(search, sizeof(search), "%s", lw->deps.search);
 	for (dir = strtok_r(search, ":", &save); dir;
 	     dir = strtok_r(NULL, ":", &save))
-		if (find_in(lw, dir, origin, name, parent))
+		if (find_in(lw, dir, origin, name))
 			return;
-	for (dirs = default_dirs(parent->machine); *dirs; dirs++)
-		if (find_in(lw, *dirs, origin, name, parent))
+	for (dirs = default_dirs(lw->deps.machine); *dirs; dirs++)
+		if (find_in(lw, *dirs, origin, name))
 			return;
 }
 
-/* path (open at fd, its names in d): warmed, then what it needs. */
-static void walk_library(struct library_walk *lw, const char *path, int fd,
-			 const struct rg_elf_deps *d)
+/* File i of the queue: warmed (not the program: it was), its needs queued. */
+static void walk_file(struct library_walk *lw, unsigned int i)
 {
-	struct rg_elf_deps interp;
+	const char *path = lw->queue[i];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
-	int ifd;
 
-	if (lw->nseen >= MAX_LIBRARY_FILES || library_seen(lw, path))
+	if (fd < 0)
 		return;
-	snprintf(lw->seen[lw->nseen++], PATH_MAX, "%s", path);
-	if (lw->nseen > 1 && fstat(fd, &st) == 0 &&
+	if (i > 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size <= MAX_LIBRARY_BYTES)
 		warm_fd(fd, st.st_size, lw->walk);
-	if (d->interp[0] == '/' && !library_seen(lw, d->interp)) {
-		ifd = open_library(d->interp, d, &interp);
-		if (ifd >= 0) {
-			walk_library(lw, d->interp, ifd, &interp);
-			close(ifd);
-		}
+	if (rg_elf_deps_read(fd, &lw->deps) == 0) {
+		if (lw->deps.interp[0] == '/')
+			enqueue(lw, lw->deps.interp);
+		for (size_t k = 0; k < lw->deps.count; k++)
+			find_library(lw, lw->deps.needed[k], path);
 	}
-	for (size_t i = 0; i < d->count; i++)
-		find_library(lw, d->needed[i], path, d);
+	close(fd);
 }
 
 /*
@@ -571,17 +571,13 @@ static void walk_library(struct library_walk *lw, const char *path, int fd,
 static void prewarm_libraries(const char *program, struct warm_walk *walk)
 {
 	struct library_walk *lw = calloc(1, sizeof(*lw));
-	struct rg_elf_deps *d = calloc(1, sizeof(*d));
-	int fd;
 
-	if (lw && d && (fd = open(program, O_RDONLY | O_CLOEXEC |
-					   O_NONBLOCK)) >= 0) {
-		lw->walk = walk;
-		if (rg_elf_deps_read(fd, d) == 0)
-			walk_library(lw, program, fd, d);
-		close(fd);
-	}
-	free(d);
+	if (!lw)
+		return;
+	lw->walk = walk;
+	enqueue(lw, program);
+	for (unsigned int i = 0; i < lw->queued; i++)
+		walk_file(lw, i);
 	free(lw);
 }
 

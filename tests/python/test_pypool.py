@@ -200,6 +200,33 @@ class KeptCgroupTest(pyrgtest.PoolDirCase):
                 self.assertEqual(self.fds_into(dirs), {})
                 runguard.pool_destroy(self.pool_dir, force=True)
 
+    def test_a_hostile_run_leaves_nothing_in_the_kept_cgroup(self):
+        """The slot's cgroup outlives a run in this process now: a run
+        whose grandchildren escape into sessions of their own leaves
+        neither them nor their memory to the next run there."""
+        for keepers in (False, True):
+            with self.subTest(keepers=keepers):
+                out = self.path('forker-%s' % keepers)
+                with runguard.Pool(1, self.pool_dir, keepers=keepers,
+                                   cgroup_parent=CGROUP_PARENT) as pool:
+                    res = pool.run(self.config('forker', 3, 60, stdout=out,
+                                               pool_keeper=keepers))
+                    with open(out) as fh:
+                        escaped = [ln for ln in fh
+                                   if ln.startswith('grandchild')]
+                    self.assertEqual((res.exit_code, len(escaped)), (0, 3))
+                    # killed before the run returned; init reaps them
+                    alive = [p for p in rgtest.procs_of_uid(self.uid)
+                             if not p[1].startswith('Z')]
+                    self.assertEqual(alive, [])
+                    kept = self.fds_into(self.slot_dirs())
+                    res = pool.run(self.config('memhog', 1, pool_keeper=keepers,
+                                               memory_limit=64 * MIB))
+                    self.assertEqual(res.exit_code, 0, res)
+                    self.assertLess(res.memory_bytes, 8 * MIB, res)
+                    self.assertEqual(self.fds_into(self.slot_dirs()), kept)
+                runguard.pool_destroy(self.pool_dir, force=True)
+
     def test_kept_within_a_quarter_of_the_fd_limit(self):
         """A judge at a low RLIMIT_NOFILE does not run out of fds: kept
         cgroups use at most a quarter of it, other slots reopen theirs."""
