@@ -1,19 +1,81 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "detach.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
+#endif
+#ifndef MQUEUE_MAGIC
+#define MQUEUE_MAGIC 0x19800202
+#endif
+#ifndef ANON_INODE_FS_MAGIC
+#define ANON_INODE_FS_MAGIC 0x09041934
+#endif
 
 static _Noreturn void detached_main(int (*fn)(void *arg), void *arg)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
+	/* the caller's directory may be a judging's, unmounted right away */
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0)
+	    dup2(null, 2) < 0 || chdir("/") < 0)
 		_exit(1);
 	_exit(fn(arg));
+}
+
+/* A file of the kernel's own (cgroup, namespace, ...): no path of anyone's. */
+static bool kernel_object(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case NSFS_MAGIC:
+	case MQUEUE_MAGIC:
+	case PROC_SUPER_MAGIC:
+	case ANON_INODE_FS_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool kept(int fd, const int keep[], size_t nkeep)
+{
+	for (size_t i = 0; i < nkeep; i++)
+		if (keep[i] == fd)
+			return true;
+	return fd <= 2 || kernel_object(fd);
+}
+
+void rg_detach_close_foreign(const int keep[], size_t nkeep)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+
+		if (*end || end == e->d_name || fd == dirfd(d) ||
+		    kept((int)fd, keep, nkeep))
+			continue;
+		close((int)fd);
+	}
+	closedir(d);
 }
 
 bool rg_detach(int (*fn)(void *arg), void *arg)

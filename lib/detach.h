@@ -9,12 +9,22 @@
 #define RG_DETACH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
- * Run fn(arg) in a detached process and return once it has started; its
- * exit status is fn's return value. It inherits every other fd (locks
- * included). False when it could not be started: then fn did not run.
+ * Run fn(arg) in a detached process, in the directory /, and return once
+ * it has started; its exit status is fn's return value. It inherits every
+ * other fd (locks included): fn closes what it does not need. False when
+ * it could not be started: then fn did not run.
  */
 bool rg_detach(int (*fn)(void *arg), void *arg);
+
+/*
+ * In a detached process: close every fd but stdio, keep[] and the
+ * kernel's own objects (cgroup, nsfs, mqueue, proc and anonymous-inode
+ * files). What the caller had open (the meta file, a judging's files, a
+ * pipe whose reader waits for EOF) is not held after the caller returns.
+ */
+void rg_detach_close_foreign(const int keep[], size_t nkeep);
 
 #endif

@@ -740,8 +740,12 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
 static int reset_detached(void *arg)
 {
 	struct rg_pool_lease *l = arg;
+	const int keep[] = { l->dir_fd, l->lock_fd };
 	struct rg_error ignored;
-	int rc = reset_and_record(l, &ignored);
+	int rc;
+
+	rg_detach_close_foreign(keep, sizeof(keep) / sizeof(*keep));
+	rc = reset_and_record(l, &ignored);
 
 	/*
 	 * Unlocked now, not when the process exits: the kernel tears down

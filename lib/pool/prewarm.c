@@ -34,6 +34,7 @@
 #include "elf_deps.h"
 #include "log_sink.h"
 #include "error.h"
+#include "mount_source.h"
 #include "pool.h"
 
 /* a chroot's usual code directories */
@@ -280,22 +281,106 @@ static void remove_old_stamps(int pool_dir_fd)
 	closedir(d);
 }
 
-static void walk_root(const char *root)
+/*
+ * Where the root's code directories are reachable from outside the
+ * judging: DOMjudge bind-mounts its chroot's directories into every
+ * judging directory and unmounts them with plain umount right after the
+ * judging's last call, so the walker, which outlives the call, must not
+ * hold a path below -r (nor below the working directory or the chroot
+ * prefix). It walks the bind mounts' sources instead; a directory with no
+ * source outside those paths is not walked (mount_source.h).
+ */
+struct root_sources {
+	char path[sizeof(root_dirs) / sizeof(*root_dirs)][PATH_MAX];
+	size_t count;
+};
+
+/* The resolved paths nothing outliving the call may hold, in ex[3]. */
+static bool judging_paths(const struct rg_config *cfg, char ex[3][PATH_MAX])
+{
+	char cwd[PATH_MAX];
+
+	if (!realpath(cfg->root, ex[0]))
+		return false;
+	ex[1][0] = ex[2][0] = '\0';
+	if (getcwd(cwd, sizeof(cwd)) && !realpath(cwd, ex[1]))
+		ex[1][0] = '\0';
+	if (cfg->root_prefix) {
+		/* a root outside the prefix is refused: nothing is walked */
+		if (!realpath(cfg->root_prefix, ex[2]) ||
+		    !rg_path_below(ex[0], ex[2]))
+			return false;
+	}
+	return true;
+}
+
+static void add_source(struct root_sources *rs, const char *path)
+{
+	for (size_t i = 0; i < rs->count; i++)
+		if (rg_path_below(path, rs->path[i]))
+			return; /* walked already (lib -> usr/lib, say) */
+	snprintf(rs->path[rs->count++], PATH_MAX, "%s", path);
+}
+
+static void find_sources(const struct rg_config *cfg,
+			 const char ex[3][PATH_MAX],
+			 const struct rg_mount_table *t,
+			 struct root_sources *rs)
+{
+	const char *exclude[3] = { ex[0], ex[1][0] ? ex[1] : NULL,
+				   ex[2][0] ? ex[2] : NULL };
+	char path[PATH_MAX], real[PATH_MAX], source[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs); i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", ex[0],
+				     root_dirs[i]) >= sizeof(path) ||
+		    !realpath(path, real) || !rg_path_below(real, ex[0]))
+			continue; /* missing, or a link out of the root */
+		if (rg_mount_source(t, real, exclude, 3, source,
+				    sizeof(source)))
+			add_source(rs, source);
+		else
+			rg_log(cfg, RG_LOG_NOTICE, "prewarm: `%s' not walked: "
+			       "no mount source outside the judging", real);
+	}
+}
+
+/* NULL when nothing is to be walked. */
+static struct root_sources *root_sources(const struct rg_config *cfg)
+{
+	struct root_sources *rs = calloc(1, sizeof(*rs));
+	char (*ex)[PATH_MAX] = calloc(3, PATH_MAX);
+	struct rg_mount_table t = { 0 };
+	FILE *f = NULL;
+
+	if (rs && ex && judging_paths(cfg, ex) &&
+	    (f = fopen("/proc/self/mountinfo", "re")) &&
+	    rg_mount_table_read(f, &t) == 0)
+		find_sources(cfg, (const char (*)[PATH_MAX])ex, &t, rs);
+	if (f)
+		fclose(f);
+	rg_mount_table_free(&t);
+	free(ex);
+	if (rs && rs->count == 0) {
+		free(rs);
+		rs = NULL;
+	}
+	return rs;
+}
+
+static void walk_sources(const struct root_sources *rs)
 {
 	struct rg_error ignored;
 	struct warm_walk walk;
-	char path[PATH_MAX];
 
 	walk_begin(&walk, WARM_READ_NOW);
-	for (size_t i = 0; i < sizeof(root_dirs) / sizeof(*root_dirs); i++)
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", root,
-				     root_dirs[i]) < sizeof(path))
-			prewarm_tree(path, &walk, true, &ignored);
+	for (size_t i = 0; i < rs->count; i++)
+		prewarm_tree(rs->path[i], &walk, true, &ignored);
 	walk_end(&walk);
 }
 
 struct walker_args {
-	const char *root;
+	const struct root_sources *sources;
 	const char *pool_dir;
 	int stamp_fd; /* locked */
 };
@@ -303,7 +388,7 @@ struct walker_args {
 /*
  * The detached walker: lowest CPU and I/O priority, and of the caller's
  * fds only the stamp (a pipe of the caller's held open would delay its
- * reader's EOF).
+ * reader's EOF); its working directory is / (rg_detach).
  */
 static int walker_main(void *arg)
 {
@@ -317,7 +402,7 @@ static int walker_main(void *arg)
 	setpriority(PRIO_PROCESS, 0, 19);
 	syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
-	walk_root(w->root);
+	walk_sources(w->sources);
 	futimens(3, NULL);
 	dir_fd = open(w->pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 		      O_CLOEXEC);
@@ -327,7 +412,7 @@ static int walker_main(void *arg)
 }
 
 struct walk_job {
-	char *root;
+	struct root_sources *sources;
 	int stamp_fd; /* locked */
 };
 
@@ -335,10 +420,10 @@ static void *walker_thread(void *arg)
 {
 	struct walk_job *job = arg;
 
-	walk_root(job->root);
+	walk_sources(job->sources);
 	futimens(job->stamp_fd, NULL);
 	close(job->stamp_fd); /* unlocks */
-	free(job->root);
+	free(job->sources);
 	free(job);
 	return NULL;
 }
@@ -346,16 +431,17 @@ static void *walker_thread(void *arg)
 /*
  * A caller that is a subreaper already (a library caller that reaps all
  * children) would wait for a walker process: walk in a thread instead.
- * Takes over stamp_fd.
+ * Takes over stamp_fd and sources.
  */
-static void start_walker_thread(const char *root, int stamp_fd)
+static void start_walker_thread(struct root_sources *sources, int stamp_fd)
 {
 	struct walk_job *job = calloc(1, sizeof(*job));
 	pthread_attr_t attr;
 	pthread_t thread;
 	bool started = false;
 
-	if (job && (job->root = strdup(root)) && !pthread_attr_init(&attr)) {
+	if (job && !pthread_attr_init(&attr)) {
+		job->sources = sources;
 		job->stamp_fd = stamp_fd;
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		started = !pthread_create(&thread, &attr, walker_thread, job);
@@ -363,8 +449,7 @@ static void start_walker_thread(const char *root, int stamp_fd)
 	}
 	if (!started) {
 		close(stamp_fd);
-		if (job)
-			free(job->root);
+		free(sources);
 		free(job);
 	}
 }
@@ -391,28 +476,39 @@ static int take_due_stamp(const char *root, int pool_dir_fd)
 }
 
 /*
- * The root's code directories in the background. A detached process is
- * adopted by init, unless we are a subreaper already (a library caller
- * that reaps all children would wait for it): then a thread.
+ * The root's code directories in the background, through their mount
+ * sources (found here, in the call). A detached process is adopted by
+ * init, unless we are a subreaper already (a library caller that reaps
+ * all children would wait for it): then a thread. A root with nothing to
+ * walk from outside is stamped all the same: the search is not repeated
+ * on every call.
  */
 static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 {
 	struct walker_args w = {
-		.root = cfg->root,
 		.pool_dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT,
 	};
+	struct root_sources *sources;
 	int reaper = 0;
 
 	w.stamp_fd = take_due_stamp(cfg->root, pool_dir_fd);
 	if (w.stamp_fd < 0)
 		return;
-	prctl(PR_GET_CHILD_SUBREAPER, &reaper, 0, 0, 0);
-	if (reaper) {
-		start_walker_thread(cfg->root, w.stamp_fd);
+	sources = root_sources(cfg);
+	if (!sources) {
+		futimens(w.stamp_fd, NULL);
+		close(w.stamp_fd);
 		return;
 	}
+	prctl(PR_GET_CHILD_SUBREAPER, &reaper, 0, 0, 0);
+	if (reaper) {
+		start_walker_thread(sources, w.stamp_fd);
+		return;
+	}
+	w.sources = sources;
 	rg_detach(walker_main, &w);
 	close(w.stamp_fd); /* the walker's copy keeps it locked */
+	free(sources);
 }
 
 /* -- a program's shared libraries (runs without a root) ---------------- */

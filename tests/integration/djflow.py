@@ -77,6 +77,7 @@ OUTPUT_KB = 8192
 PROCESS_LIMIT = 64
 SCRIPT_TIME = 30
 SCRIPT_MEMORY_KB = 2097152
+DEFAULT_MEMORY_KB = 2097152     # DOMjudge's memory_limit default
 SCRIPT_FILE_KB = 2621440
 
 # The default run script and the C compile script, as DOMjudge ships them
@@ -241,11 +242,63 @@ def _cmd(argv):
 
 
 def _umount(mp):
-    """umount, or detach it lazily if busy; False if neither worked."""
+    """umount, or detach it lazily if busy; False if neither worked. Only
+    for cleaning up after a failure: chroot-startstop.sh stop uses plain
+    umount (plain_umount)."""
     if subprocess.run(['umount', mp], capture_output=True).returncode == 0:
         return True
     return subprocess.run(['umount', '-l', mp],
                           capture_output=True).returncode == 0
+
+
+def plain_umount(mp):
+    """umount as chroot-startstop.sh stop runs it (no -l): None, or why it
+    failed, with what held the mount at that moment."""
+    out = subprocess.run(['umount', mp], capture_output=True, text=True)
+    if out.returncode == 0:
+        return None
+    held = holders_below(mp)
+    return 'umount %s failed (%d): %s; held by: %s' % (
+        mp, out.returncode, out.stderr.strip(),
+        '; '.join('%d (%s) %s' % h for h in held) or 'nothing seen')
+
+
+def _below(path, top):
+    return path == top or path.startswith(top.rstrip('/') + '/')
+
+
+def holders_below(*tops):
+    """Processes that hold something at or below tops: (pid, name, what)
+    for each working directory, root, open file and mapped file there,
+    read from /proc. A mount is busy while any of these is in it; a
+    directory held this way is one the judgedaemon may be removing."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        base = '/proc/%s/' % pid
+        try:
+            with open(base + 'comm') as f:
+                name = f.read().strip()
+            links = [('cwd', base + 'cwd'), ('root', base + 'root')]
+            links += [('fd ' + fd, base + 'fd/' + fd)
+                      for fd in os.listdir(base + 'fd')]
+            with open(base + 'maps') as f:
+                maps = [line.split(None, 5)[5].strip() for line in f
+                        if len(line.split(None, 5)) == 6]
+        except OSError:
+            continue            # gone meanwhile, or a kernel thread
+        for what, link in links:
+            try:
+                target = os.readlink(link)
+            except OSError:
+                continue
+            target = target[:-len(' (deleted)')] \
+                if target.endswith(' (deleted)') else target
+            if any(_below(target, t) for t in tops):
+                found.append((int(pid), name, '%s %s' % (what, target)))
+        for target in sorted(set(maps)):
+            if any(_below(target, t) for t in tops):
+                found.append((int(pid), name, 'mapped ' + target))
+    return found
 
 
 def chown_tree(path, uid, gid):
@@ -585,8 +638,10 @@ class Session:
         return path
 
     def chroot_stop(self, job):
-        """Unmount what chroot_start mounted; False if some stay."""
-        ok = _umount(os.path.join(job, 'proc'))
+        """chroot-startstop.sh stop: plain umount of what chroot_start
+        mounted, at once; the problems (a busy mount is one: the real
+        script exits 1 and the judgedaemon disables the judgehost)."""
+        problems = [plain_umount(os.path.join(job, 'proc'))]
         for name in ('urandom', 'random', 'null'):
             p = os.path.join(job, 'dev', name)
             if os.path.lexists(p):
@@ -596,8 +651,13 @@ class Session:
             if os.path.islink(src) and os.path.islink(dst):
                 os.unlink(dst)
             elif os.path.isdir(src) and dst in mounts_under(dst):
-                ok = _umount(dst) and ok
-        return ok and not mounts_under(job)
+                problems.append(plain_umount(dst))
+        problems = [p for p in problems if p]
+        left = mounts_under(job)
+        if left and not problems:
+            problems.append('mounts left below %s: %s'
+                            % (job, ', '.join(left)))
+        return problems
 
     # ---- the pool's configuration ---------------------------------------
 
@@ -782,16 +842,25 @@ class TestcaseRun:
         self.run, self.compare, self.leftover = run, compare, leftover
         self.meta = meta_of(os.path.join(passdir, 'program.meta'))
         self.compare_meta = meta_of(os.path.join(passdir, 'compare.meta'))
+        # kept: the judging's directory goes with chroot-startstop.sh stop
+        self._sizes = {e.name: e.stat().st_size for e in os.scandir(passdir)
+                       if e.is_file()}
+        self._files = {}
+        for name in self.KEPT:
+            with open(os.path.join(passdir, name), 'rb') as f:
+                self._files[name] = f.read()
         self.out_size = self.size('program.out')
         self.verdict = run_verdict(self.meta, compare.rc, self.compare_meta,
                                    self.out_size)
 
+    # what tests and benchmarks read after the stop (at most OUTPUT_KB each)
+    KEPT = ('program.out', 'program.err', 'runguard.err', 'compare.tmp')
+
     def size(self, name):
-        return os.path.getsize(os.path.join(self.passdir, name))
+        return self._sizes[name]
 
     def read(self, name):
-        with open(os.path.join(self.passdir, name), 'rb') as f:
-            return f.read()
+        return self._files[name]
 
     @property
     def run_seconds(self):
@@ -832,15 +901,16 @@ class Judging:
         self.s.chroot_start(self.job)
 
     def stop(self):
-        """chroot-startstop.sh stop, then the directory is removed;
-        False if mounts stayed (the directory is then kept)."""
+        """chroot-startstop.sh stop, then the directory is removed; the
+        problems of the stop (mounts that stayed: the directory is then
+        kept, and Session.cleanup detaches them)."""
         if not self.started:
-            return True
+            return []
         self.started = False
-        if not self.s.chroot_stop(self.job):
-            return False
-        remove_tree(self.submission_dir)
-        return True
+        problems = self.s.chroot_stop(self.job)
+        if not problems:
+            remove_tree(self.submission_dir)
+        return problems
 
     def _judge_file(self, path):
         """A file the judgedaemon's shell creates (touch, > FILE)."""
@@ -848,14 +918,19 @@ class Judging:
         os.chown(path, self.s.judge_uid, self.s.judge_gid)
 
     def _call(self, argv, cwd, meta, timeout=120, **redirect):
+        """One runguard call through sudo; res.holders: what held anything
+        below the judging directory the moment it returned (holders_below):
+        nothing of runguard may, the judgedaemon goes on at once."""
         with self.s.configured(self.mode):
             try:
-                return run_redirected(argv, cwd, dict(self.s.judge_env),
-                                      meta_path=meta, timeout=timeout,
-                                      **redirect, **self.s.judge_popen())
+                res = run_redirected(argv, cwd, dict(self.s.judge_env),
+                                     meta_path=meta, timeout=timeout,
+                                     **redirect, **self.s.judge_popen())
             except subprocess.TimeoutExpired:
                 raise FlowError('no answer within %d s: %s'
                                 % (timeout, ' '.join(argv)))
+        res.holders = holders_below(self.job)
+        return res
 
     def compile(self, source):
         """compile.sh: spec 4.4 C in JOB/compile, output to compile.tmp."""
@@ -889,9 +964,10 @@ class Judging:
             verdict = None
         return Compile(res, meta, output, verdict)
 
-    def run_testcase(self, number, input_data, answer):
+    def run_testcase(self, number, input_data, answer, memory_kb=None):
         """testcase_run.sh (9.0) in a new JOB/testcaseNNNNN/1: the run
-        (spec 4.4 A) through the run script, then the compare (4.4 B)."""
+        (spec 4.4 A) through the run script, then the compare (4.4 B).
+        memory_kb: the problem's memory limit (MEMORY_KB if None)."""
         s = self.s
         passdir = make_pass_dir(self.job,
                                 os.path.join(self.job, 'compile', 'program'),
@@ -912,7 +988,8 @@ class Judging:
             '--no-core', '--streamsize=%d' % OUTPUT_KB,
             '--user=' + s.run_user, '--group=' + s.rungroup,
             '--walltime=' + limits, '--cputime=' + limits,
-            '--memsize=%d' % MEMORY_KB, '--filesize=%d' % OUTPUT_KB,
+            '--memsize=%d' % (memory_kb or MEMORY_KB),
+            '--filesize=%d' % OUTPUT_KB,
             '--stderr=program.err', '--outmeta=program.meta', '--',
             prefix + '/execdir/program']
         run = self._call(argv, passdir,

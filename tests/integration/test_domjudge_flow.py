@@ -78,9 +78,8 @@ class FlowTests:
 
     def tearDown(self):
         problems = []
-        for j in self.judgings:
-            if not j.stop():
-                problems.append('mounts left below %s' % j.job)
+        for j in self.judgings:      # judgings a failed test left started
+            problems += j.stop()
         new = wait_until(self.new_cgroups, 10.0)
         if new:
             problems.append('cgroups left: %s' % ', '.join(sorted(new)))
@@ -100,9 +99,12 @@ class FlowTests:
         return {p for p in cgroup_children() - self.cgroups_before
                 if not os.path.basename(p).startswith('pool-')}
 
-    def judge(self, submission, cases, lazy=True):
-        """Compile and run the cases (stopping at the first one that is
-        not CORRECT, as DOMjudge's lazy evaluation does)."""
+    def judge(self, submission, cases, lazy=True, memory_kb=None):
+        """The whole judging cycle: chroot-startstop.sh start, compile, the
+        cases (stopping at the first one that is not CORRECT, as
+        DOMjudge's lazy evaluation does), each with its compare step, and
+        at once chroot-startstop.sh stop with plain umount: a busy mount
+        fails the test, as it disables a real judgehost."""
         j = djflow.Judging(SESSION, self.mode, submission)
         self.judgings.append(j)
         j.start()
@@ -111,14 +113,24 @@ class FlowTests:
             comp.verdict, comp.res.describe(), comp.meta, comp.output))
         self.assertNotIn('internal-error', comp.meta)
         self.assertEqual(comp.meta.get('exitcode'), '0', comp.meta)
+        self.assertNotHeld(comp.res, 'the compile')
         runs = []
         for number, (data, answer) in enumerate(cases, 1):
-            tc = j.run_testcase(number, data, answer)
+            tc = j.run_testcase(number, data, answer, memory_kb=memory_kb)
             runs.append(tc)
             self.assertMetaRead(tc)
             if lazy and tc.verdict != 'CORRECT':
                 break
+        problems = j.stop()
+        self.assertEqual(problems, [], 'chroot-startstop.sh stop right '
+                         'after the last test case of %s' % j.job)
         return runs
+
+    def assertNotHeld(self, res, step):
+        """Nothing held a file, directory or mount of the judging when
+        the call returned (djflow.holders_below)."""
+        self.assertEqual(res.holders, [], 'held below the judging directory '
+                         'right after %s returned: %s' % (step, res.argv))
 
     def assertMetaRead(self, tc):
         """The keys DOMjudge reads are there, well-formed; no
@@ -140,6 +152,9 @@ class FlowTests:
                          info)
         self.assertEqual(tc.leftover, [], 'processes of the run user left '
                          'after the run\n' + info)
+        self.assertNotHeld(tc.run, 'test case %d' % tc.number)
+        self.assertNotHeld(tc.compare, 'the compare of test case %d'
+                           % tc.number)
 
     def assertVerdict(self, runs, verdict):
         self.assertEqual(runs[-1].verdict, verdict, runs[-1].describe())
@@ -219,12 +234,31 @@ class FlowTests:
         self.assertGreater(int(tc.meta['stdout-bytes']), limit)
 
     def test_fork_bomb(self):
-        runs = self.judge('fork-bomb', CASES[:2])
+        # DOMjudge's default memory limit (2 GiB), far above what the
+        # process limit allows 64 processes to use: the bomb is judged by
+        # its time, never by which process the OOM killer would pick (at
+        # 64 MiB it was chance: stock 9.0 reports 43-60 MiB for it)
+        runs = self.judge('fork-bomb', CASES[:2],
+                          memory_kb=djflow.DEFAULT_MEMORY_KB)
         self.assertVerdict(runs, 'TIMELIMIT')
         # the bomb's last processes may die of the process limit between
         # the soft and the hard wall limit: TIMELIMIT for DOMjudge either way
         self.assertIn(runs[-1].meta['time-result'],
                       ('soft-timelimit', 'hard-timelimit'))
+        self.assertLess(int(runs[-1].meta['memory-bytes']),
+                        djflow.DEFAULT_MEMORY_KB * 1024 // 4)
+
+    def test_first_and_later_judgings(self):
+        """The first judging of a new pool and root (the pool is made,
+        keepers started, the root's libraries prewarmed by this call),
+        then later ones: each ends with a plain-umount stop right after
+        its last call, and nothing of runguard holds a path below it."""
+        if self.mode in djflow.POOL_SETTINGS:
+            self.assertEqual(SESSION.destroy_pool(self.mode), [])
+        for _ in range(3):
+            runs = self.judge('correct', CASES[:2])
+            self.assertVerdict(runs, 'CORRECT')
+            self.assertEqual(len(runs), 2)
 
     def test_setsid_orphan(self):
         runs = self.judge('setsid-orphan', CASES[:2])
