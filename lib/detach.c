@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "detach.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,23 +59,42 @@ static bool kept(int fd, const int keep[], size_t nkeep)
 	return fd <= 2 || kernel_object(fd);
 }
 
+/* Raw getdents64: no malloc after a fork from a threaded caller. */
+struct linux_dirent64 {
+	unsigned long long d_ino;
+	long long d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+static void close_unless_kept(const char *name, int dir_fd, const int keep[],
+			      size_t nkeep)
+{
+	char *end;
+	long fd = strtol(name, &end, 10);
+
+	if (*end || end == name || fd == dir_fd || kept((int)fd, keep, nkeep))
+		return;
+	close((int)fd);
+}
+
 void rg_detach_close_foreign(const int keep[], size_t nkeep)
 {
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
+	int dir_fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
 
-	if (!d)
+	if (dir_fd < 0)
 		return;
-	while ((e = readdir(d))) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
+	while ((n = syscall(SYS_getdents64, dir_fd, buf, sizeof(buf))) > 0)
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 *d = (void *)(buf + off);
 
-		if (*end || end == e->d_name || fd == dirfd(d) ||
-		    kept((int)fd, keep, nkeep))
-			continue;
-		close((int)fd);
-	}
-	closedir(d);
+			close_unless_kept(d->d_name, dir_fd, keep, nkeep);
+			off += d->d_reclen;
+		}
+	close(dir_fd);
 }
 
 bool rg_detach(int (*fn)(void *arg), void *arg)

@@ -740,7 +740,7 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
 static int reset_detached(void *arg)
 {
 	struct rg_pool_lease *l = arg;
-	const int keep[] = { l->dir_fd, l->lock_fd };
+	const int keep[] = { l->dir_fd, l->lock_fd, l->keeper_conn };
 	struct rg_error ignored;
 	int rc;
 

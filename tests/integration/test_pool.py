@@ -24,6 +24,7 @@ import tempfile
 import time
 
 from cgtrace import CgroupTracer, proc_cgroups_table
+from djflow import holders_below
 from cgtrace import proc_cgroup_counts as proc_cgroups
 from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
                     PROGRAMS, RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD,
@@ -1902,7 +1903,9 @@ def evicted_file(path):
 class PoolPrewarmTest(PoolTestCase):
     """The -r root's code directories are read in by a walker in the
     background, once per set of directories: DOMjudge's "$PWD/../.." from
-    a new test-case directory for every call names the same chroot."""
+    a new test-case directory for every call names the same chroot. The
+    walker reads them through their bind mounts' sources, never below -r:
+    DOMjudge unmounts the judging's mounts right after its last call."""
 
     pool_size = 1
 
@@ -1911,18 +1914,41 @@ class PoolPrewarmTest(PoolTestCase):
                       if n.startswith('prewarm-'))
 
     def evicted_library(self):
+        """A plain usr/lib in the chroot (below the chroot prefix)."""
         lib = os.path.join(self.chroot, 'usr', 'lib')
         os.makedirs(lib)
         self.addCleanup(shutil.rmtree, os.path.join(self.chroot, 'usr'),
                         True)
         return evicted_file(os.path.join(lib, 'libbig.so'))
 
+    def prebuilt_usr(self):
+        """DOMjudge's pre-built chroot: its usr outside the chroot prefix
+        and the working directory, bind-mounted read-only at the
+        chroot's usr as chroot-startstop.sh does; its evicted library."""
+        # not below the test's directory: runguard's working directory
+        pre = os.path.join(self.workdir, self._testMethodName + '-usr')
+        os.makedirs(os.path.join(pre, 'lib'))
+        self.addCleanup(shutil.rmtree, pre, True)
+        f = evicted_file(os.path.join(pre, 'lib', 'libbig.so'))
+        usr = os.path.join(self.chroot, 'usr')
+        os.mkdir(usr, 0o755)
+        self.addCleanup(os.rmdir, usr)
+        self.bind(pre, usr)
+        return f
+
+    def bind(self, src, dst, flag='--bind'):
+        subprocess.run(['mount', flag, src, dst], check=True)
+        if flag == '--bind':
+            subprocess.run(['mount', '-o', 'remount,ro,bind', dst],
+                           check=True)
+        # only if the test did not unmount it itself
+        self.addCleanup(subprocess.run, ['umount', '-R', '-l', dst],
+                        capture_output=True)
+
     def bound_chroot(self):
-        """The chroot bind-mounted at a second place, as DOMjudge's
-        chroot-startstop.sh does."""
+        """The chroot with its mounts at a second place."""
         other = self.job_dir('bound')
-        subprocess.run(['mount', '--bind', self.chroot, other], check=True)
-        self.addCleanup(subprocess.run, ['umount', '-l', other])
+        self.bind(self.chroot, other, '--rbind')
         return other
 
     def walk_under_way(self):
@@ -1939,6 +1965,14 @@ class PoolPrewarmTest(PoolTestCase):
         r = self.prg('-r', root, '-t', '20', '/bin/poolprobe', 'ns',
                      meta=meta)
         self.assertPoolMeta(r, slots=(0,))
+
+    def evictable(self, f, test):
+        # the kernel lab's root is a tmpfs: nothing there can be evicted
+        if resident_bytes(f) < MIB:
+            return True
+        print('%s: %s is on %s, its pages cannot be evicted: not checking '
+              'what the walk reads in' % (test, f, fs_name(f)))
+        return False
 
     def test_a_runs_libraries_are_not_its_own(self):
         """Without -r nothing walks the libraries a dynamic program maps:
@@ -1972,13 +2006,8 @@ class PoolPrewarmTest(PoolTestCase):
                   % (lib, fs_name(where)))
 
     def test_one_walk_for_many_root_strings(self):
-        f = self.evicted_library()
-        # the kernel lab's root is a tmpfs: nothing there can be evicted
-        evictable = resident_bytes(f) < MIB
-        if not evictable:
-            print('test_one_walk_for_many_root_strings: %s is on %s, its '
-                  'pages cannot be evicted: not checking that the walk '
-                  'reads them in' % (f, fs_name(self.chroot)))
+        f = self.prebuilt_usr()
+        evictable = self.evictable(f, 'test_one_walk_for_many_root_strings')
         other = self.bound_chroot()
         old = os.path.join(self.pool, 'prewarm-0badc0de')
         r = self.admin('--pool-size=1', '--pool-create')
@@ -1996,13 +2025,47 @@ class PoolPrewarmTest(PoolTestCase):
                              'the walk did not end within 120 s')
             self.assertEqual(resident_bytes(f), BIG_FILE,
                              'the walker did not read all of the root\'s '
-                             'library in')
+                             'library in, through its mount\'s source')
         # one stamp for one chroot; the stale one went with the walk
         self.assertEqual(wait_until(lambda: len(self.stamps()) != 1, 10),
                          False, self.stamps())
         for i, root in enumerate(roots):
             self.run_in(root, 'meta-again-%d' % i)
         self.assertEqual(len(self.stamps()), 1, self.stamps())
+
+    def test_walker_holds_nothing_of_the_judging(self):
+        """Right after the call that started the walk, nothing holds a
+        path below -r, and chroot-startstop.sh stop's plain umount of the
+        bind mount works: the walker reads the mount's source."""
+        f = self.prebuilt_usr()
+        evictable = self.evictable(f, 'test_walker_holds_nothing_of_the_'
+                                   'judging')
+        job = self.bound_chroot()
+        self.run_in(job, 'meta')
+        self.assertEqual(holders_below(job, self.chroot), [])
+        for mp in (os.path.join(job, 'usr'), job):
+            out = subprocess.run(['umount', mp], capture_output=True,
+                                 text=True)
+            self.assertEqual(out.returncode, 0, 'umount %s: %s; held by %s'
+                             % (mp, out.stderr, holders_below(mp)))
+        self.assertEqual(wait_until(self.walk_under_way, 120), False,
+                         'the walk did not end within 120 s')
+        if evictable:
+            self.assertEqual(resident_bytes(f), BIG_FILE)
+
+    def test_root_with_nothing_outside_is_not_walked(self):
+        """A root whose code directories are plain directories below -r
+        (no bind mount from outside the judging) is stamped, not walked:
+        walking it would hold the judging's paths after the call."""
+        f = self.evicted_library()
+        evictable = self.evictable(f, 'test_root_with_nothing_outside_is_'
+                                   'not_walked')
+        self.run_in(self.chroot, 'meta')
+        self.assertEqual(holders_below(self.chroot), [])
+        self.assertEqual(len(self.stamps()), 1, self.stamps())
+        self.assertFalse(self.walk_under_way())
+        if evictable:
+            self.assertLess(resident_bytes(f), MIB)
 
 
 class PoolConfigTest(PoolTestCase):
