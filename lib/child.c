@@ -216,19 +216,22 @@ static void join_slot(const struct rg_slot *slot, int report_fd)
 }
 
 /*
- * A judgedaemon protected from the OOM killer (negative oom_score_adj)
- * must not pass that protection on to the program it judges. Best effort:
- * the memory cgroup limit is what really bounds the program.
+ * The run's processes are the OOM killer's first choice, in their memory
+ * cgroup and on the host: oom_score_adj 1000 adds the cgroup's whole limit
+ * to each one's badness, so a pool slot's keeper (0, or -1000 where root
+ * has CAP_SYS_RESOURCE) is never picked while a process of the run can
+ * be, however its memory is split among processes; and a judgedaemon
+ * protected from the OOM killer does not pass that on. Anyone may raise
+ * the value: it needs no capability. Best effort: the memory cgroup limit
+ * is what bounds the program.
  */
-static void reset_oom_score(void)
+static void raise_oom_score(void)
 {
-	char buf[16] = { 0 };
-	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return;
-	if (read(fd, buf, sizeof(buf) - 1) > 0 && buf[0] == '-' &&
-	    pwrite(fd, "0", 1, 0) < 0) {
+	if (write(fd, "1000", 4) < 0) {
 		/* nothing to report to: the run goes on */
 	}
 	close(fd);
@@ -376,7 +379,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 		     NULL);
 	set_rlimits(plan->cfg, report_fd);
 	forbid_mqueues(plan->slot, report_fd);
-	reset_oom_score();
+	raise_oom_score();
 	enter_root(plan, report_fd);
 	drop_privileges(plan, report_fd);
 	wire_stdio(plan->stdin_fd, fds->output_fd, report_fd);

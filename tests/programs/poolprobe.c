@@ -38,6 +38,9 @@
  *   kib FILE KIB       write KIB KiB to FILE and leave it
  *   memcg              this process's memory cgroup: its memory.stat
  *                      shmem (tmpfs pages charged to it) and its usage
+ *   swarm N KIB S      fork N children that each touch KIB KiB of anonymous
+ *                      memory and sleep S seconds; wait for all of them and
+ *                      print how many exited and how many were killed
  *
  * Built statically: no dynamic loader, so the memory numbers stay small and
  * stable, and it runs in an empty chroot.
@@ -823,6 +826,36 @@ static int do_memcg(void)
 	return 0;
 }
 
+/* Many small processes: each one far smaller than a keeper. */
+static int do_swarm(long n, long kib, double secs)
+{
+	long exited = 0, killed = 0;
+	int status;
+
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			char *p = malloc((size_t)kib << 10);
+
+			if (p)
+				memset(p, 1, (size_t)kib << 10);
+			sleep_seconds(secs);
+			_exit(p ? 0 : 1);
+		}
+		if (pid < 0)
+			break;
+	}
+	while (wait(&status) > 0) {
+		if (WIFSIGNALED(status))
+			killed++;
+		else
+			exited++;
+	}
+	printf("swarm-exited: %ld\nswarm-killed: %ld\n", exited, killed);
+	return 0;
+}
+
 static int do_times(double secs)
 {
 	printf("start: %.6f\n", clock_seconds(CLOCK_MONOTONIC));
@@ -837,7 +870,7 @@ int main(int argc, char **argv)
 	static const char usage[] =
 		"ns | hold S | times S | leave | look | ref MIB S | "
 		"cache FILE MIB | shm MIB | cpuchild S | daemon S | ipc N | "
-		"netsend | netread | kib FILE KIB | memcg";
+		"netsend | netread | kib FILE KIB | memcg | swarm N KIB S";
 	const char *mode;
 
 	if (argc < 2)
@@ -880,6 +913,9 @@ int main(int argc, char **argv)
 		return do_kib(argv[2], parse_long(argv[3]));
 	if (!strcmp(mode, "memcg") && argc == 2)
 		return do_memcg();
+	if (!strcmp(mode, "swarm") && argc == 5)
+		return do_swarm(parse_long(argv[2]), parse_long(argv[3]),
+				parse_seconds(argv[4]));
 	die_usage(argv[0], usage);
 	return 2;
 }
