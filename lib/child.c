@@ -298,7 +298,9 @@ static void wire_stdio(int stdin_fd, const int output_fd[2], int report_fd)
 	struct rlimit rl;
 
 	/* first: the pipe ends are above 2, stdin_fd may be 1 or 2 */
-	if (stdin_fd != STDIN_FILENO && dup2(stdin_fd, STDIN_FILENO) < 0)
+	if (stdin_fd < 0)
+		close(STDIN_FILENO); /* the caller's stdin was closed */
+	else if (stdin_fd != STDIN_FILENO && dup2(stdin_fd, STDIN_FILENO) < 0)
 		fail(report_fd, errno, "cannot redirect stdin", NULL, NULL);
 	if (dup2(output_fd[0], STDOUT_FILENO) < 0 ||
 	    dup2(output_fd[1], STDERR_FILENO) < 0)

@@ -259,7 +259,7 @@ int rg_config_set_input_file(struct rg_config *cfg, const char *path,
 
 int rg_config_set_input_fd(struct rg_config *cfg, int fd, struct rg_error *err)
 {
-	if (fd < 0)
+	if (fd < RG_INPUT_CLOSED)
 		return rg_fail(err, EBADF, "invalid input fd");
 	free(cfg->input.path);
 	cfg->input.path = NULL;

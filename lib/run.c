@@ -162,11 +162,24 @@ static int block_signals(struct run *r, int *signal_fd, struct rg_error *err)
 	return 0;
 }
 
-static int open_input(struct run *r, struct rg_error *err)
+/*
+ * A stdin fd that is not open means a closed stdin for the command. Read
+ * first thing in rg_run(): a fd we open later may take that number (the
+ * signalfd did, and a resident run got it as its stdin).
+ */
+static void note_input(struct run *r)
 {
 	const struct rg_output *in = &r->cfg->input;
 
 	r->plan.stdin_fd = in->fd;
+	if (!in->path && in->fd >= 0 && fcntl(in->fd, F_GETFD) < 0)
+		r->plan.stdin_fd = RG_INPUT_CLOSED;
+}
+
+static int open_input(struct run *r, struct rg_error *err)
+{
+	const struct rg_output *in = &r->cfg->input;
+
 	if (!in->path)
 		return 0;
 	r->input_fd = open(in->path, O_RDONLY | O_CLOEXEC);
@@ -536,6 +549,7 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	result->struct_size = sizeof(*result);
 	result->outcome = RG_OUTCOME_ERROR;
 	result->cpu_time = -1.0;
+	note_input(r);
 	if (!cfg->file || !cfg->argv)
 		return rg_fail(err, EINVAL, "no command specified");
 	if (prepare_plan(r, err) < 0)

@@ -49,7 +49,7 @@ struct rg_child_plan {
 	struct rg_privs_plan privs;
 	char root_prefix[4096]; /* realpath of the prefix + '/', or "" */
 	sigset_t child_sigmask; /* the caller's mask, restored before exec */
-	int stdin_fd; /* becomes the command's fd 0 */
+	int stdin_fd; /* becomes the command's fd 0; -1: it starts closed */
 	pid_t parent_pid;
 	const struct rg_caller_state *caller; /* NULL: we are the caller */
 };

@@ -6,7 +6,9 @@
  * an internal-error key.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ struct cli {
 	const char *progname;
 	const char *meta_path;
 	FILE *meta;
+	bool stdin_closed; /* we were started with fd 0 closed */
 };
 
 /* A bad command line: nothing is open yet, so there is no meta file. */
@@ -129,6 +132,11 @@ static struct rg_config *make_config(struct cli *cli,
 		rg_config_free(cfg);
 		fatal(cli, &err, NULL, NULL);
 	}
+	if (cli->stdin_closed &&
+	    rg_config_set_input_fd(cfg, RG_INPUT_CLOSED, &err)) {
+		rg_config_free(cfg);
+		fatal(cli, &err, NULL, NULL);
+	}
 	rg_config_set_pool_favordynmods(cfg, s->favordynmods);
 	rg_config_set_pool_keeper(cfg, s->keeper);
 	rg_config_set_log(cfg, rg_cli_log_message, log, rg_cli_log_level(log));
@@ -174,6 +182,30 @@ static void hold_termination_signals(void)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 }
 
+/*
+ * A closed fd 0, 1 or 2 gets /dev/null before we open anything. Otherwise
+ * the meta file or one of our pipes takes its number: the command got the
+ * meta file as its stdin and could write lines into it, and our copy of
+ * its output would go there. A closed stdin stays closed for the command.
+ * Returns whether fd 0 was closed.
+ */
+static bool hold_closed_stdio(void)
+{
+	bool stdin_closed = fcntl(STDIN_FILENO, F_GETFD) < 0;
+
+	for (int fd = 0; fd <= 2; fd++) {
+		int null;
+
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		/* the lowest free number: this one */
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0 && null != fd)
+			close(null);
+	}
+	return stdin_closed;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli = { .progname = "runguard" };
@@ -183,6 +215,7 @@ int main(int argc, char **argv)
 	struct rg_cli_log log;
 	int status;
 
+	cli.stdin_closed = hold_closed_stdio();
 	hold_termination_signals();
 	if (argc > 0 && argv[0])
 		cli.progname = argv[0];

@@ -135,7 +135,10 @@ RG_EXPORT int rg_config_set_output_fd(struct rg_config *cfg,
  * by rg_run(), relative to the caller's working directory, before the run
  * (outside the timed window); a missing file fails the call with an error.
  * A fd stays the caller's: rg_run() neither closes nor moves it.
+ * RG_INPUT_CLOSED (or a fd that is not open when rg_run() starts): the
+ * command starts with its stdin closed.
  */
+#define RG_INPUT_CLOSED (-1)
 RG_EXPORT int rg_config_set_input_file(struct rg_config *cfg,
 				       const char *path, struct rg_error *err);
 RG_EXPORT int rg_config_set_input_fd(struct rg_config *cfg, int fd,

@@ -223,7 +223,7 @@ static int start_child(struct keeper *k, struct rg_wire_plan *w,
 	long pid;
 
 	w->plan.slot = &k->slot;
-	w->plan.stdin_fd = fds[FD_STDIN];
+	w->plan.stdin_fd = w->stdin_closed ? -1 : fds[FD_STDIN];
 	w->caller.cwd_fd = fds[FD_CWD];
 	w->plan.parent_pid = getpid();
 	if (w->syscall_filter &&
@@ -706,7 +706,8 @@ int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
 		return -1;
 	}
 	fds[FD_PLAN] = memfd;
-	fds[FD_STDIN] = plan->stdin_fd;
+	/* a closed stdin travels as a flag; SCM_RIGHTS needs an open fd */
+	fds[FD_STDIN] = plan->stdin_fd >= 0 ? plan->stdin_fd : cwd_fd;
 	fds[FD_REPORT] = p.report[1];
 	fds[FD_GO] = p.go[0];
 	fds[FD_STDOUT] = p.out[0][1];

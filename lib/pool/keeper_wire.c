@@ -23,6 +23,7 @@
 #define CORE_DUMPS 0x10u
 #define SYSCALL_FILTER 0x20u
 #define SET_GID 0x40u
+#define STDIN_CLOSED 0x80u
 
 /*
  * Fixed part, then NUL-terminated strings: file, [root], [workdir],
@@ -92,6 +93,7 @@ static uint32_t header_flags(const struct rg_child_plan *plan)
 	f |= cfg->core_dumps ? CORE_DUMPS : 0;
 	f |= plan->seccomp ? SYSCALL_FILTER : 0;
 	f |= plan->privs.set_gid ? SET_GID : 0;
+	f |= plan->stdin_fd < 0 ? STDIN_CLOSED : 0;
 	return f;
 }
 
@@ -269,6 +271,7 @@ static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 	cfg->core_dumps = h->flags & CORE_DUMPS;
 	cfg->cpuset_mask = h->cpuset_mask;
 	w->syscall_filter = h->flags & SYSCALL_FILTER;
+	w->stdin_closed = h->flags & STDIN_CLOSED;
 	plan->cfg = cfg;
 	plan->envp = w->envp;
 	plan->privs.uid = h->uid;

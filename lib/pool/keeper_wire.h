@@ -17,6 +17,7 @@ struct rg_wire_plan {
 	struct rg_child_plan plan;
 	struct rg_caller_state caller; /* plan.caller; cwd_fd not set */
 	bool syscall_filter;
+	bool stdin_closed; /* FD_STDIN is a placeholder: start with 0 closed */
 	char *blob;
 	char **argv;
 	char **envp;

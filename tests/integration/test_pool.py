@@ -25,6 +25,7 @@ import time
 
 from cgtrace import CgroupTracer, proc_cgroups_table
 from djflow import holders_below
+from test_streams import STDIN_PROBE
 from cgtrace import proc_cgroup_counts as proc_cgroups
 from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
                     PROGRAMS, RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD,
@@ -627,6 +628,19 @@ class PoolLeakageTest(PoolTestCase):
         self.assertPoolMeta(res, slots=(0,))
         self.assertIn('look: done', res.stdout, res.describe())
         return res, parse_kv(res.stdout)
+
+    def test_closed_stdin_stays_closed(self):
+        """runguard started with fd 0 closed: the command starts with fd 0
+        closed, in a keeper's slot too (it got runguard's signalfd, or the
+        meta file, which it could write lines into)."""
+        for i in range(2):
+            res = self.prg('-t', '20', '/bin/sh', '-c', STDIN_PROBE,
+                           meta='meta-%d' % i,
+                           preexec_fn=lambda: os.close(0))
+            self.assertPoolMeta(res, slots=(0,))
+            self.assertEqual(res.stdout, 'fd0-closed\n', res.describe())
+            self.assertEqual(res.meta_text.count('exitcode:'), 1,
+                             res.describe())
 
     def test_leftovers_invisible_to_next_run(self):
         host = host_ns()

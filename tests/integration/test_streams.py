@@ -15,11 +15,25 @@ def pattern(n):
     return bytes(10 if i % 64 == 63 else 97 + i % 26 for i in range(n))
 
 
+# a command's view of its fd 0: closed, or open (and writable?)
+STDIN_PROBE = "(echo 'exitcode: 0' >&0) 2>/dev/null && echo fd0-writable; [ -e /proc/self/fd/0 ] && echo fd0-open || echo fd0-closed"
+
+
 class StreamTest(RGTestCase):
 
     def read(self, name):
         with open(self.path(name), 'rb') as f:
             return f.read()
+
+    def test_closed_stdin_stays_closed(self):
+        """runguard started with fd 0 closed: the command starts with fd 0
+        closed too. Before, the meta file took number 0 and the command
+        got it as its stdin: it could write lines into the meta file."""
+        res = self.rg('/bin/sh', '-c', STDIN_PROBE,
+                      preexec_fn=lambda: os.close(0))
+        self.assertRun(res)
+        self.assertEqual(res.stdout, 'fd0-closed\n', res.describe())
+        self.assertEqual(res.meta_text.count('exitcode:'), 1, res.describe())
 
     def test_forward_to_runguard_streams(self):
         res = self.rg(self.prog('hello'))
