@@ -20,15 +20,22 @@
 #define ANON_INODE_FS_MAGIC 0x09041934
 #endif
 
-static _Noreturn void detached_main(int (*fn)(void *arg), void *arg)
+/*
+ * In the middle process, which the caller waits for: nothing of the
+ * caller's may be held once the call returns (the judgedaemon unmounts
+ * the judging's directories at once), so it is dropped here, before the
+ * detached process exists, not in it (CI saw a detached process still
+ * holding a judging's stdio, meta file and directory after the call).
+ */
+static int drop_callers_files(const int keep[], size_t nkeep)
 {
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	/* the caller's directory may be a judging's, unmounted right away */
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup2(null, 2) < 0 || chdir("/") < 0)
-		_exit(1);
-	_exit(fn(arg));
+		return -1;
+	rg_detach_close_foreign(keep, nkeep);
+	return 0;
 }
 
 /* A file of the kernel's own (cgroup, namespace, ...): no path of anyone's. */
@@ -97,7 +104,8 @@ void rg_detach_close_foreign(const int keep[], size_t nkeep)
 	close(dir_fd);
 }
 
-bool rg_detach(int (*fn)(void *arg), void *arg)
+bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[],
+	       size_t nkeep)
 {
 	pid_t mid = fork(), pid;
 	int status;
@@ -105,9 +113,11 @@ bool rg_detach(int (*fn)(void *arg), void *arg)
 	if (mid < 0)
 		return false;
 	if (mid == 0) {
+		if (drop_callers_files(keep, nkeep) < 0)
+			_exit(1);
 		pid = fork();
 		if (pid == 0)
-			detached_main(fn, arg);
+			_exit(fn(arg));
 		_exit(pid < 0);
 	}
 	while ((pid = waitpid(mid, &status, 0)) < 0 && errno == EINTR)

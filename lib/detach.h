@@ -12,19 +12,18 @@
 #include <stddef.h>
 
 /*
- * Run fn(arg) in a detached process, in the directory /, and return once
- * it has started; its exit status is fn's return value. It inherits every
- * other fd (locks included): fn closes what it does not need. False when
- * it could not be started: then fn did not run.
+ * Run fn(arg) in a detached process and return once it has started; its
+ * exit status is fn's return value. It works in / with /dev/null on its
+ * stdio, and of the caller's fds it has only keep[] and the kernel's own
+ * objects (cgroup, nsfs, mqueue, proc and anonymous-inode files): what
+ * the caller had open (the meta file, a judging's files, a pipe whose
+ * reader waits for EOF) is no longer held when rg_detach() returns.
+ * False when it could not be started: then fn did not run.
  */
-bool rg_detach(int (*fn)(void *arg), void *arg);
+bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[],
+	       size_t nkeep);
 
-/*
- * In a detached process: close every fd but stdio, keep[] and the
- * kernel's own objects (cgroup, nsfs, mqueue, proc and anonymous-inode
- * files). What the caller had open (the meta file, a judging's files, a
- * pipe whose reader waits for EOF) is not held after the caller returns.
- */
+/* What rg_detach does with the fds: close all but those (and 0-2). */
 void rg_detach_close_foreign(const int keep[], size_t nkeep);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -378,8 +379,44 @@ static _Noreturn void serve(int listen_fd)
  * CAP_SYS_RESOURCE it stays a candidate: its death ends the run, and the
  * slot gets a new keeper).
  */
+/*
+ * Our command line, as ps and /proc/<pid>/cmdline show it to everyone:
+ * not the arguments of the call we were forked from, which a later run
+ * could read there (another user's -V VAR=..., paths of other judgings).
+ * The kernel shows our memory from arg_start to arg_end (fields 48 and
+ * 49 of /proc/self/stat): the title goes there, the rest is zeroed.
+ */
+static void set_cmdline(const char *title)
+{
+	unsigned long start = 0, end = 0;
+	char buf[2048], *p, *save = NULL;
+	size_t len;
+	FILE *f = fopen("/proc/self/stat", "re");
+
+	if (!f)
+		return;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	if (!p)
+		return;
+	/* field 3 (state) is the first after the comm */
+	p = strtok_r(p + 1, " ", &save);
+	for (int field = 3; p && field < 48; field++)
+		p = strtok_r(NULL, " ", &save);
+	if (p) {
+		start = strtoul(p, NULL, 10);
+		p = strtok_r(NULL, " ", &save);
+		end = p ? strtoul(p, NULL, 10) : 0;
+	}
+	if (!start || end <= start)
+		return;
+	len = end - start;
+	memset((void *)start, 0, len);
+	memcpy((void *)start, title, strnlen(title, len - 1));
+}
+
 static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
-				  int ready_fd)
+				  int ready_fd, const char *title)
 {
 	int errnum = 0, fd;
 	sigset_t all;
@@ -392,6 +429,7 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 	}
 	setsid();
 	prctl(PR_SET_NAME, KEEPER_NAME, 0, 0, 0);
+	set_cmdline(title);
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	if (chdir("/") < 0)
@@ -406,21 +444,26 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 		}
 		close(fd);
 	}
+	/*
+	 * Nothing of the caller's but the socket (not its pipes, locks, meta
+	 * file or directory), before we say we are ready: the caller may
+	 * return right after, and the judging's mounts go at once. The
+	 * socket becomes 0 and the ready pipe 1 until it is told.
+	 */
+	if (!errnum) {
+		int l = dup(listen_fd), r = dup(ready_fd);
+
+		if (l < 0 || r < 0 || dup2(l, 0) < 0 || dup2(r, 1) < 0)
+			_exit(1);
+		ready_fd = 1;
+		syscall(SYS_close_range, 2, ~0U, 0);
+		if (open("/dev/null", O_RDWR | O_CLOEXEC) != 2)
+			_exit(1);
+	}
 	if (write(ready_fd, &errnum, sizeof(errnum)) != sizeof(errnum) ||
 	    errnum)
 		_exit(1);
-	close(ready_fd);
-	/* nothing of the caller's but the socket: not its pipes, not locks */
-	if (dup2(listen_fd, 0) < 0)
-		_exit(1);
-	syscall(SYS_close_range, 1, ~0U, 0);
-	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		dup2(fd, 1);
-		dup2(fd, 2);
-		if (fd > 2)
-			close(fd);
-	}
+	dup2(2, 1);
 	serve(0);
 }
 
@@ -446,7 +489,7 @@ static long clone_keeper(const struct rg_cgroup *cg)
  */
 static _Noreturn void start_in_slot(const int ns_fd[],
 				    const struct rg_cgroup *cg, int listen_fd,
-				    int ready_fd)
+				    int ready_fd, const char *title)
 {
 	long pid;
 	int errnum;
@@ -456,7 +499,7 @@ static _Noreturn void start_in_slot(const int ns_fd[],
 			goto fail;
 	pid = clone_keeper(cg);
 	if (pid == 0)
-		keeper_main(cg, listen_fd, ready_fd);
+		keeper_main(cg, listen_fd, ready_fd, title);
 	if (pid > 0)
 		_exit(0);
 fail:
@@ -511,8 +554,16 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 		    const struct rg_cgroup *cg, struct rg_error *err)
 {
 	int listen_fd = -1, ready[2], status, rc;
+	char title[256], link[64], pool_dir[PATH_MAX];
+	ssize_t n;
 	pid_t pid;
 
+	/* what ps shows: what it serves */
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dir_fd);
+	n = readlink(link, pool_dir, sizeof(pool_dir) - 1);
+	pool_dir[n > 0 ? n : 0] = '\0';
+	snprintf(title, sizeof(title), "%s %.200s %.24s", KEEPER_NAME,
+		 n > 0 ? pool_dir : "?", name);
 	if (bind_listener(dir_fd, name, &listen_fd, err) < 0)
 		return -1;
 	if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -522,7 +573,7 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 	pid = fork();
 	if (pid == 0) {
 		close(ready[0]);
-		start_in_slot(ns_fd, cg, listen_fd, ready[1]);
+		start_in_slot(ns_fd, cg, listen_fd, ready[1], title);
 	}
 	close(ready[1]);
 	close(listen_fd);

@@ -740,12 +740,8 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
 static int reset_detached(void *arg)
 {
 	struct rg_pool_lease *l = arg;
-	const int keep[] = { l->dir_fd, l->lock_fd, l->keeper_conn };
 	struct rg_error ignored;
-	int rc;
-
-	rg_detach_close_foreign(keep, sizeof(keep) / sizeof(*keep));
-	rc = reset_and_record(l, &ignored);
+	int rc = reset_and_record(l, &ignored);
 
 	/*
 	 * Unlocked now, not when the process exits: the kernel tears down
@@ -767,7 +763,8 @@ static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 	rc = rg_slot_kill_run(&l->slot, err);
 	if (rc == 0 && !l->threads_share_fds &&
 	    rg_cgroup_reset_is_slow(l->slot.cgroup) &&
-	    rg_detach(reset_detached, l)) {
+	    rg_detach(reset_detached, l, (const int[]){ l->dir_fd, l->lock_fd,
+							 l->keeper_conn }, 3)) {
 		free_lease(l);
 		return 0;
 	}

@@ -506,7 +506,7 @@ static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 		return;
 	}
 	w.sources = sources;
-	rg_detach(walker_main, &w);
+	rg_detach(walker_main, &w, &w.stamp_fd, 1);
 	close(w.stamp_fd); /* the walker's copy keeps it locked */
 	free(sources);
 }

@@ -129,6 +129,7 @@ class FlowTests:
     def assertNotHeld(self, res, step):
         """Nothing held a file, directory or mount of the judging when
         the call returned (djflow.holders_below)."""
+        self.maxDiff = None
         self.assertEqual(res.holders, [], 'held below the judging directory '
                          'right after %s returned: %s' % (step, res.argv))
 
