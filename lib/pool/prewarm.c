@@ -17,6 +17,7 @@
 #include <ftw.h>
 #include <linux/ioprio.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "log_sink.h"
 #include "error.h"
 #include "mount_source.h"
+#include "run_user_files.h"
 #include "pool.h"
 
 /* a chroot's usual code directories */
@@ -513,8 +515,15 @@ static void prewarm_root_async(const struct rg_config *cfg, int pool_dir_fd)
 
 /* -- a program's shared libraries (runs without a root) ---------------- */
 
+/*
+ * The walk's bounds: files warmed, the size of one, and candidates opened
+ * along the search path (a hostile RUNPATH may list many directories for
+ * each of its 32 DT_NEEDED names). Memory: one struct library_walk
+ * (about 160 KiB, on the heap).
+ */
 #define MAX_LIBRARY_FILES 32
 #define MAX_LIBRARY_BYTES ((off_t)256 << 20)
+#define MAX_LIBRARY_PROBES 256
 
 /*
  * Breadth first over the files, not recursion: a hostile program can
@@ -525,6 +534,7 @@ struct library_walk {
 	struct warm_walk *walk;
 	char queue[MAX_LIBRARY_FILES][PATH_MAX]; /* every file seen, in order */
 	unsigned int queued;
+	unsigned int probes;          /* candidate files opened */
 	struct rg_elf_deps deps;      /* of the file being walked */
 	struct rg_elf_deps candidate; /* of a file found for one of its names */
 };
@@ -579,9 +589,13 @@ static const char *const *default_dirs(uint16_t machine)
 /* An ELF file of the walked file's machine and class at path? */
 static bool is_library_for(struct library_walk *lw, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd;
 	bool ok;
 
+	if (lw->probes >= MAX_LIBRARY_PROBES)
+		return false;
+	lw->probes++;
+	fd = rg_open_regular(path);
 	if (fd < 0)
 		return false;
 	ok = rg_elf_deps_read(fd, &lw->candidate) == 0 &&
@@ -638,7 +652,7 @@ static void find_library(struct library_walk *lw, const char *name,
 static void walk_file(struct library_walk *lw, unsigned int i)
 {
 	const char *path = lw->queue[i];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = rg_open_regular(path);
 	struct stat st;
 
 	if (fd < 0)
@@ -677,12 +691,50 @@ static void prewarm_libraries(const char *program, struct warm_walk *walk)
 	free(lw);
 }
 
+/* The run's group, as the child will take it (run.c: resolve_gid). */
+static gid_t run_gid(const struct rg_config *cfg)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+
+	if (cfg->has_gid)
+		return cfg->gid;
+	getpwuid_r(cfg->uid, &pw, buf, sizeof(buf), &found);
+	return found ? pw.pw_gid : (gid_t)65534;
+}
+
+/*
+ * The command's file, its interpreter and libraries are named by the
+ * submission (a compile may leave a symbolic link as the program; an ELF
+ * names any path): opened as the run user could open them, and only if
+ * regular files (run_user_files.h).
+ */
+static void warm_as_run_user(const struct rg_config *cfg, const char *path,
+			     struct warm_walk *walk)
+{
+	struct rg_fs_creds saved;
+	struct stat st;
+	int fd;
+
+	if (cfg->has_uid &&
+	    rg_fs_creds_enter(cfg->uid, run_gid(cfg), &saved) < 0)
+		return; /* we cannot act as the run user: nothing is opened */
+	fd = rg_open_regular(path);
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		warm_fd(fd, st.st_size, walk);
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 && !cfg->root)
+		prewarm_libraries(path, walk);
+	if (cfg->has_uid)
+		rg_fs_creds_leave(&saved);
+}
+
 /* The command's file as the child will find it, if it names a path. */
 static void prewarm_command(const struct rg_config *cfg,
 			    struct warm_walk *walk)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	int n;
 
 	if (!strchr(cfg->file, '/'))
@@ -694,11 +746,8 @@ static void prewarm_command(const struct rg_config *cfg,
 	else
 		n = snprintf(path, sizeof(path), "%s/%s/%s", cfg->root,
 			     cfg->workdir ? cfg->workdir : "", cfg->file);
-	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) < 0)
-		return;
-	warm_path(path, &st, walk);
-	if (!cfg->root && S_ISREG(st.st_mode))
-		prewarm_libraries(path, walk);
+	if (n > 0 && (size_t)n < sizeof(path))
+		warm_as_run_user(cfg, path, walk);
 }
 
 void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)

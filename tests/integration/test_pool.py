@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
 from cgtrace import CgroupTracer, proc_cgroups_table
@@ -2022,6 +2023,77 @@ class PoolPrewarmTest(PoolTestCase):
             print('test_a_runs_libraries_are_not_its_own: %s is on %s, its '
                   'pages cannot be evicted: not checking who pays for them'
                   % (lib, fs_name(where)))
+
+    LOADER = b'/lib64/ld-linux-x86-64.so.2'
+
+    def hostile_program(self, interp):
+        """A copy of the dynamic hello whose PT_INTERP names interp (at
+        most as long as the loader's path): a submission's ELF headers
+        name any path, and runguard reads a run's libraries in before a
+        pooled run without -r."""
+        with open(self.prog('hello'), 'rb') as f:
+            data = f.read()
+        if self.LOADER not in data or len(interp) > len(self.LOADER):
+            self.skipTest('no %s in hello, or %s too long'
+                          % (self.LOADER.decode(), interp))
+        data = data.replace(self.LOADER, interp.encode().ljust(
+            len(self.LOADER), b'\0'), 1)
+        path = self.path('hostile')
+        with open(path, 'wb') as f:
+            f.write(data)
+        os.chmod(path, 0o755)
+        return path
+
+    def short_dir(self, mode):
+        d = tempfile.mkdtemp(prefix='rg', dir='/tmp')
+        os.chmod(d, mode)
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def test_elf_names_a_fifo(self):
+        """A FIFO named by a submission's PT_INTERP is never opened: a
+        writer blocked on it would wake the moment anyone opened it for
+        reading."""
+        fifo = os.path.join(self.short_dir(0o755), 'f')
+        os.mkfifo(fifo, 0o666)
+        program = self.hostile_program(fifo)
+        woke = threading.Event()
+        released = threading.Event()
+
+        def writer():
+            fd = os.open(fifo, os.O_WRONLY)   # blocks until a reader
+            if not released.is_set():
+                woke.set()
+            os.close(fd)
+        t = threading.Thread(target=writer)
+        t.start()
+        try:
+            r = self.prg('-t', '20', program, meta='meta-fifo')
+        finally:
+            released.set()
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            t.join(10)
+        self.assertNotIn('internal-error', r.keys, r.describe())
+        self.assertFalse(woke.is_set(), 'runguard opened the FIFO the '
+                         'program names as its interpreter\n' + r.describe())
+
+    def test_elf_names_a_file_the_run_user_cannot_read(self):
+        """A root-only file named by a submission's PT_INTERP is not read
+        in (as root): the run user could not have read it."""
+        secret = os.path.join(self.short_dir(0o700), 's')
+        shutil.copy(os.path.realpath(self.LOADER.decode()), secret)
+        os.chmod(secret, 0o600)
+        with open(secret, 'rb') as fh:
+            os.fsync(fh.fileno())     # dirty pages are not evicted
+            os.posix_fadvise(fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        if resident_bytes(secret) > 0:
+            self.skipTest('%s cannot be evicted here (%s)'
+                          % (secret, fs_name(secret)))
+        program = self.hostile_program(secret)
+        r = self.prg('-t', '20', program, meta='meta-secret')
+        self.assertNotIn('internal-error', r.keys, r.describe())
+        self.assertEqual(resident_bytes(secret), 0,
+                         'runguard read in a file the run user may not read')
 
     def test_one_walk_for_many_root_strings(self):
         f = self.prebuilt_usr()
