@@ -117,7 +117,11 @@ static int mkdir_p(const char *dir, struct rg_error *err)
 			return rg_fail(err, errno, "creating %s", buf);
 		*p = '/';
 	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+	/*
+	 * root's alone: the slots' mqueue mounts below it are mode 1777 (the
+	 * kernel's), and a local user planted a queue there for a run
+	 */
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return rg_fail(err, errno, "creating %s", buf);
 	if (stat(buf, &st) < 0)
 		return rg_fail(err, errno, "stat %s", buf);

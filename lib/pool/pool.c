@@ -256,12 +256,32 @@ static int check_entry(int dir_fd, const char *dir, const char *name,
 	return 0;
 }
 
+/*
+ * ns/ holds the slots' mqueue mounts, whose root the kernel makes mode
+ * 1777: only root may reach them. A pool made before that rule had ns/
+ * at 0755; ours and writable by nobody else (check_entry), it is closed
+ * here rather than refused, so that the pool need not be made again.
+ */
+static int close_ns_dir(int dir_fd, const char *dir, struct rg_error *err)
+{
+	struct stat st;
+
+	if (fstatat(dir_fd, "ns", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !(st.st_mode & (S_IRWXG | S_IRWXO)))
+		return 0;
+	if (fchmodat(dir_fd, "ns", 0700, 0) < 0)
+		return rg_fail(err, errno, "chmod 0700 `%s/ns'", dir);
+	return 0;
+}
+
 static int check_entries(int dir_fd, const char *dir, struct rg_error *err)
 {
 	for (size_t i = 0; i < sizeof(pool_files) / sizeof(*pool_files); i++)
 		if (check_entry(dir_fd, dir, pool_files[i], false, err) < 0)
 			return -1;
-	return check_entry(dir_fd, dir, "ns", true, err);
+	if (check_entry(dir_fd, dir, "ns", true, err) < 0)
+		return -1;
+	return close_ns_dir(dir_fd, dir, err);
 }
 
 int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,

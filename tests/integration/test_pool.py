@@ -630,6 +630,27 @@ class PoolLeakageTest(PoolTestCase):
         self.assertIn('look: done', res.stdout, res.describe())
         return res, parse_kv(res.stdout)
 
+    def test_mqueue_mounts_out_of_reach(self):
+        """The slots' mqueue mounts are mode 1777 (the kernel's): a local
+        user who reached one planted a queue that the slot's next run
+        opened read-write. ns/ is root's alone (0700), for a pool made
+        before too."""
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns'))
+        ns = os.path.join(self.pool, 'ns')
+        self.assertEqual(os.stat(ns).st_mode & 0o7777, 0o700)
+        planted = os.path.join(ns, 'slot-0.mq', 'planted')
+        out = subprocess.run(['/bin/sh', '-c', ': > "$1"', 'sh', planted],
+                             user=self.uid, group=self.gid, extra_groups=[],
+                             capture_output=True, text=True)
+        self.assertNotEqual(out.returncode, 0, 'a local user wrote %s'
+                            % planted)
+        self.assertFalse(os.path.exists(planted))
+        # a pool directory of an earlier runguard (ns/ 0755) is closed
+        os.chmod(ns, 0o755)
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-again'))
+        self.assertEqual(os.stat(ns).st_mode & 0o7777, 0o700)
+
     def test_closed_stdin_stays_closed(self):
         """runguard started with fd 0 closed: the command starts with fd 0
         closed, in a keeper's slot too (it got runguard's signalfd, or the
