@@ -90,7 +90,30 @@ static int read_table(int dir_fd, struct slot_record *recs, unsigned int n)
 	return len < 0 ? -1 : 0;
 }
 
-static int try_lock_slot(int dir_fd, unsigned int index)
+/*
+ * A slot lock is root's file, mode 0600 as the pool makes it: one that
+ * another user owns or may write is someone else's way to hold the slot
+ * (a run user holding it kept runs out for seconds). -2 with err then.
+ */
+static int check_slot_lock(int fd, unsigned int index, struct rg_error *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return rg_fail(err, errno, "stat slot-%u.lock", index);
+	if (S_ISREG(st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_nlink == 1)
+		return 0;
+	return rg_fail(err, EPERM, "refusing pool directory: slot-%u.lock "
+		       "(uid %u, mode %04o, %u links) is not the root-only "
+		       "file runguard makes: remove the pool "
+		       "(runguard --pool-destroy=force) and let the next run "
+		       "make it again", index, (unsigned)st.st_uid,
+		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_nlink);
+}
+
+/* The slot's lock fd, locked; -1 when busy, -2 (err set) when refused. */
+static int try_lock_slot(int dir_fd, unsigned int index, struct rg_error *err)
 {
 	char lock[32];
 	int fd;
@@ -100,6 +123,10 @@ static int try_lock_slot(int dir_fd, unsigned int index)
 		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
+	if (check_slot_lock(fd, index, err) < 0) {
+		close(fd);
+		return -2;
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		return -1;
@@ -113,7 +140,8 @@ static int try_lock_slot(int dir_fd, unsigned int index)
  * slot's lock fd and index, or -1 when all are busy.
  */
 static int pick_slot(int dir_fd, const struct pool_header *h,
-		     const struct rg_config *cfg, unsigned int *index)
+		     const struct rg_config *cfg, unsigned int *index,
+		     struct rg_error *err)
 {
 	struct slot_record *recs = calloc(h->size, sizeof(*recs));
 	unsigned int start = (unsigned int)getpid() % h->size;
@@ -123,13 +151,13 @@ static int pick_slot(int dir_fd, const struct pool_header *h,
 	/* without the table (no memory), every slot is worth a try */
 	if (recs)
 		read_table(dir_fd, recs, h->size);
-	for (int pref = 0; pref <= 2 && fd < 0; pref++) {
-		for (unsigned int k = 0; k < h->size && fd < 0; k++) {
+	for (int pref = 0; pref <= 2 && fd == -1; pref++) {
+		for (unsigned int k = 0; k < h->size && fd == -1; k++) {
 			unsigned int i = (start + k) % h->size;
 
 			if (preference(recs ? &recs[i] : &unknown, cfg) != pref)
 				continue;
-			fd = try_lock_slot(dir_fd, i);
+			fd = try_lock_slot(dir_fd, i, err);
 			if (fd >= 0)
 				*index = i;
 		}
@@ -220,10 +248,14 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 				return -1;
 			continue;
 		}
-		l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index);
+		l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index, err);
 		close(pool_lock);
 		if (l->lock_fd >= 0)
 			return 0;
+		if (l->lock_fd == -2) {
+			l->lock_fd = -1;
+			return -1;
+		}
 		if (!logged) {
 			rg_log(cfg, RG_LOG_NOTICE, "all %u slots busy, waiting",
 			       h->size);
@@ -882,8 +914,12 @@ static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
 		return -1;
 	rc = lock_pool_shared(l->dir_fd, index + 1, &pool_lock, &h, err);
 	if (rc > 0)
-		l->lock_fd = try_lock_slot(l->dir_fd, index);
+		l->lock_fd = try_lock_slot(l->dir_fd, index, err);
 	rg_close_fd(&pool_lock);
+	if (l->lock_fd == -2) {
+		l->lock_fd = -1;
+		rc = -1;
+	}
 	if (rc == 0)
 		rc = rg_fail(err, ENOENT, "the pool was destroyed meanwhile");
 	rg_pool_slot_name(index, l->name, sizeof(l->name));

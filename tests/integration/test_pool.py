@@ -651,6 +651,25 @@ class PoolLeakageTest(PoolTestCase):
                                      meta='meta-again'))
         self.assertEqual(os.stat(ns).st_mode & 0o7777, 0o700)
 
+    def test_slot_lock_of_another_user_refused(self):
+        """A slot lock that a run user owns and may write would let that
+        user hold the slot: refused, with what to do, never waited on."""
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns'))
+        lock = os.path.join(self.pool, 'slot-0.lock')
+        os.chown(lock, self.uid, self.gid)
+        os.chmod(lock, 0o666)
+        try:
+            r = self.prg('-t', '20', self.probe, 'ns', meta='meta-planted')
+        finally:
+            os.chown(lock, 0, 0)
+            os.chmod(lock, 0o600)
+        self.assertIn('internal-error', r.keys, r.describe())
+        self.assertIn('slot-0.lock', r.m['internal-error'], r.describe())
+        self.assertIn('--pool-destroy', r.m['internal-error'], r.describe())
+        self.assertLess(r.elapsed, 10, r.describe())
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-after'))
+
     def test_closed_stdin_stays_closed(self):
         """runguard started with fd 0 closed: the command starts with fd 0
         closed, in a keeper's slot too (it got runguard's signalfd, or the
