@@ -2624,6 +2624,15 @@ def keeper_pids(pool_cgroup):
     return sorted(set(pids))
 
 
+def oom_victims():
+    """Pids the OOM killer killed, from the kernel log; None if unread."""
+    out = subprocess.run(['dmesg'], capture_output=True, text=True)
+    if out.returncode:
+        return None
+    return {int(m.group(1)) for m in re.finditer(
+        r'Killed process (\d+) ', out.stdout)}
+
+
 def vm_rss_kib(pid):
     with open('/proc/%d/status' % pid) as f:
         for line in f:
@@ -2755,21 +2764,26 @@ class ResidentSlotTest(PoolTestCase):
         cg = self.show().cgroup
         keepers = keeper_pids(cg)
         self.assertEqual(len(keepers), 2, keepers)
-        # 60 static processes, each far smaller than the keeper, in a
-        # limit they fill 1.5 times (kernel-notes: 60 of 200 KiB in 4 MiB
-        # got the keeper killed 12 times in 12)
-        # (above the keeper's size with room: a keeper too close to the
-        # limit makes way for the run, lease.c keeper_can_stay)
-        limit_kib = 4096 + 4 * max(vm_rss_kib(pid) for pid in keepers)
+        # 60 static processes of 200 KiB, each far smaller than the
+        # keeper, in 4 MiB (kernel-notes: the keeper went 12 times in 12).
+        # The guarantee holds while the keeper is smaller than the limit
+        # (docs/pool.md): a sanitizer's keeper of several MiB gets a
+        # limit twice its size.
+        limit_kib = max(4096, 2 * max(vm_rss_kib(pid) for pid in keepers))
         r = self.prg('-m', str(limit_kib), '-t', '20', self.probe, 'swarm',
-                     '60', str(limit_kib // 40), '2', meta='meta-oom')
+                     '60', '200', '2', meta='meta-oom')
         # which process of the run it takes (the parent, a child) is
-        # not checked: that part is the kernel's choice
+        # not checked: that part is the kernel's choice. A keeper that
+        # died mid-run was an internal error; the pool may still replace
+        # one after the run (a slot left charged gets a new cgroup, and a
+        # new keeper), so the kernel's log says whom the OOM killer took.
         self.assertNotIn('internal-error', r.keys, r.describe())
-        # a sanitizer's keeper is large enough for the pool to replace it
-        # for its size (lease.c): only the run's verdict is checked there
-        if os.environ.get('RG_SANITIZE', 'none') == 'none':
-            self.assertEqual(keeper_pids(cg), keepers,
+        killed = oom_victims()
+        if killed is None:
+            print('test_oom_takes_the_run_not_the_keeper: no kernel log '
+                  '(dmesg): only the run\'s verdict was checked')
+        else:
+            self.assertEqual(set(keepers) & killed, set(),
                              'the OOM killer took a keeper')
         r = self.prg('-t', '20', self.probe, 'look', meta='meta-after')
         self.assertPoolMeta(r)

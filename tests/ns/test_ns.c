@@ -634,11 +634,18 @@ static void test_prepare_dir(void **state)
 	prepare(ts->dir);
 	assert_one_private_mount(ts->dir);
 
-	/* missing parents are created, 0755; mountinfo escapes the space */
+	/*
+	 * missing parents are created, 0755, the directory itself 0700 (the
+	 * slots' mqueue mounts below it are the kernel's 1777); mountinfo
+	 * escapes the space
+	 */
 	snprintf(nested, sizeof(nested), "%s/a/b/pool dir", ts->dir);
 	prepare(nested);
 	prepare(nested);
 	assert_one_private_mount(nested);
+	assert_int_equal(stat(nested, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(nested, sizeof(nested), "%s/a/b", ts->dir);
 	assert_int_equal(stat(nested, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
 
