@@ -135,7 +135,7 @@ static void disable_core_dumps(int report_fd)
 		fail(report_fd, -rc, "disabling core dumps", NULL, NULL);
 }
 
-static void set_rlimits(const struct rg_config *cfg, int report_fd)
+static void set_rlimits(const struct rg_child_settings *s, int report_fd)
 {
 	static const struct {
 		int resource;
@@ -146,8 +146,8 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 		{ RLIMIT_STACK, "RLIMIT_STACK" },
 	};
 
-	if (cfg->has_cpu_limit) {
-		rlim_t secs = (rlim_t)ceil(cfg->cpu_hard);
+	if (s->has_cpu_limit) {
+		rlim_t secs = (rlim_t)ceil(s->cpu_hard);
 
 		/* SIGXCPU at the hard limit; SIGKILL a second later */
 		set_limit_or_clamp(RLIMIT_CPU, "RLIMIT_CPU", secs, secs + 1,
@@ -156,14 +156,14 @@ static void set_rlimits(const struct rg_config *cfg, int report_fd)
 	for (size_t i = 0; i < sizeof(unlimited) / sizeof(*unlimited); i++)
 		set_limit_or_clamp(unlimited[i].resource, unlimited[i].name,
 				   RLIM_INFINITY, RLIM_INFINITY, report_fd);
-	if (cfg->file_limit != RG_UNLIMITED)
+	if (s->file_limit != RG_UNLIMITED)
 		set_limit_or_clamp(RLIMIT_FSIZE, "RLIMIT_FSIZE",
-				   cfg->file_limit, cfg->file_limit, report_fd);
-	if (cfg->process_limit != RG_UNLIMITED)
+				   s->file_limit, s->file_limit, report_fd);
+	if (s->process_limit != RG_UNLIMITED)
 		set_limit_or_clamp(RLIMIT_NPROC, "RLIMIT_NPROC",
-				   cfg->process_limit, cfg->process_limit,
+				   s->process_limit, s->process_limit,
 				   report_fd);
-	if (!cfg->core_dumps)
+	if (!s->core_dumps)
 		disable_core_dumps(report_fd);
 }
 
@@ -258,22 +258,20 @@ static void check_root(const struct rg_child_plan *plan, int report_fd)
 
 static void enter_root(const struct rg_child_plan *plan, int report_fd)
 {
-	const struct rg_config *cfg = plan->cfg;
-
-	if (!cfg->root)
+	if (!plan->root)
 		return;
-	if (chdir(cfg->root) < 0)
-		fail(report_fd, errno, "cannot chdir to `", cfg->root, "'");
+	if (chdir(plan->root) < 0)
+		fail(report_fd, errno, "cannot chdir to `", plan->root, "'");
 	if (plan->root_prefix[0])
 		check_root(plan, report_fd);
 	if (chroot(".") < 0)
-		fail(report_fd, errno, "cannot change root to `", cfg->root,
+		fail(report_fd, errno, "cannot change root to `", plan->root,
 		     "'");
 	if (chdir("/") < 0)
 		fail(report_fd, errno, "cannot chdir to `/' in chroot", NULL,
 		     NULL);
-	if (cfg->workdir && chdir(cfg->workdir) < 0)
-		fail(report_fd, errno, "cannot chdir to `", cfg->workdir,
+	if (plan->workdir && chdir(plan->workdir) < 0)
+		fail(report_fd, errno, "cannot chdir to `", plan->workdir,
 		     "' in chroot");
 }
 
@@ -318,18 +316,17 @@ static void wire_stdio(int stdin_fd, const int output_fd[2], int report_fd)
 static _Noreturn void exec_command(const struct rg_child_plan *plan,
 				   int report_fd)
 {
-	const struct rg_config *cfg = plan->cfg;
 	const char *reason;
 	struct msg m = { .len = 0 };
 	int errnum;
 
 	environ = plan->envp;
-	execvp(cfg->file, cfg->argv);
+	execvp(plan->file, plan->argv);
 	errnum = errno;
 	reason = strerrordesc_np(errnum);
 	/* DOMjudge reports this on the command's stderr stream */
 	msg_add(&m, "runguard: cannot start `");
-	msg_add(&m, cfg->file);
+	msg_add(&m, plan->file);
 	msg_add(&m, "' as user `");
 	msg_add_uint(&m, (unsigned long)getuid());
 	msg_add(&m, "': ");
@@ -371,15 +368,15 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 	 * Linux before 6.3 (and its stable series, e.g. 5.10) leaves a child
 	 * created with CLONE_INTO_CGROUP with its parent's affinity.
 	 */
-	if (plan->cfg->cpuset &&
-	    sched_setaffinity(0, sizeof(plan->cfg->cpuset_mask),
-			      &plan->cfg->cpuset_mask) < 0)
+	if (plan->settings.has_cpuset &&
+	    sched_setaffinity(0, sizeof(plan->settings.cpuset_mask),
+			      &plan->settings.cpuset_mask) < 0)
 		fail(report_fd, errno, "cannot pin to the cpuset's CPUs", NULL,
 		     NULL);
 	if (setsid() < 0)
 		fail(report_fd, errno, "cannot create a new session", NULL,
 		     NULL);
-	set_rlimits(plan->cfg, report_fd);
+	set_rlimits(&plan->settings, report_fd);
 	forbid_mqueues(plan->slot, report_fd);
 	raise_oom_score();
 	enter_root(plan, report_fd);

@@ -115,7 +115,7 @@ static int prepare_plan(struct run *r, struct rg_error *err)
 	struct rg_child_plan *plan = &r->plan;
 	int cap_last;
 
-	plan->cfg = cfg;
+	rg_child_plan_from_config(plan, cfg);
 	plan->parent_pid = getpid();
 	plan->privs.uid = cfg->has_uid ? cfg->uid : getuid();
 	if (resolve_gid(cfg, &plan->privs, err) < 0)

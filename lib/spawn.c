@@ -16,6 +16,27 @@
 #include "slot.h"
 #include "util.h"
 
+void rg_child_plan_from_config(struct rg_child_plan *plan,
+			       const struct rg_config *cfg)
+{
+	struct rg_child_settings *s = &plan->settings;
+
+	/* padding too: the settings travel and are compared as bytes */
+	memset(s, 0, sizeof(*s));
+	s->has_cpu_limit = cfg->has_cpu_limit;
+	s->cpu_hard = cfg->cpu_hard;
+	s->file_limit = cfg->file_limit;
+	s->process_limit = cfg->process_limit;
+	s->core_dumps = cfg->core_dumps;
+	s->has_cpuset = cfg->cpuset != NULL;
+	if (s->has_cpuset)
+		s->cpuset_mask = cfg->cpuset_mask;
+	plan->file = cfg->file;
+	plan->argv = cfg->argv;
+	plan->root = cfg->root;
+	plan->workdir = cfg->workdir;
+}
+
 /* Keep pipe ends off 0-2, so that dup2() onto stdio cannot clobber one. */
 static int above_stdio(int fd)
 {

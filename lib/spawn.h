@@ -18,8 +18,10 @@
 #define RG_SPAWN_H
 
 #include <linux/filter.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -39,10 +41,33 @@ struct rg_caller_state {
 	struct rlimit rlimits[RLIM_NLIMITS];
 };
 
-/* Everything the child needs, prepared by the parent: no allocation after
- * clone. */
+/*
+ * What the child reads of struct rg_config's scalars: plain data, so that a
+ * keeper's wire (keeper_wire.h) copies it whole and an option added here
+ * reaches a keeper's child without further code. Filled only by
+ * rg_child_plan_from_config().
+ */
+struct rg_child_settings {
+	cpu_set_t cpuset_mask;  /* the child's affinity, if has_cpuset */
+	double cpu_hard;        /* seconds, for RLIMIT_CPU */
+	uint64_t file_limit;    /* RLIMIT_FSIZE; RG_UNLIMITED: none */
+	uint64_t process_limit; /* RLIMIT_NPROC; RG_UNLIMITED: none */
+	bool has_cpu_limit;
+	bool has_cpuset;
+	bool core_dumps;
+};
+
+/*
+ * Everything the child needs, prepared by the parent: no allocation after
+ * clone. The child reads nothing else; a field added here must also go on
+ * a keeper's wire (keeper_wire.c), unless the keeper sets it itself.
+ */
 struct rg_child_plan {
-	const struct rg_config *cfg;
+	struct rg_child_settings settings;
+	const char *file;
+	char *const *argv;
+	const char *root;    /* NULL: no chroot */
+	const char *workdir; /* in the chroot; NULL: its / */
 	char **envp;
 	const struct rg_slot *slot;
 	const struct sock_fprog *seccomp; /* NULL: no filter */
@@ -98,6 +123,13 @@ void rg_spawn_pipes_close(struct rg_spawn_pipes *p);
 /* The child exists: its ends are closed here, ours move into child. */
 void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 			      struct rg_child *child);
+
+/*
+ * What of cfg the child reads: settings and the strings (pointing into
+ * cfg, which must outlive the plan).
+ */
+void rg_child_plan_from_config(struct rg_child_plan *plan,
+			       const struct rg_config *cfg);
 
 /* The child's code; never returns. */
 _Noreturn void rg_child_main(const struct rg_child_plan *plan,

@@ -14,36 +14,32 @@
 
 #include "error.h"
 
-#define WIRE_MAGIC 0x31575752u /* "RWW1" */
+#define WIRE_MAGIC 0x574b4752u    /* "RGKW" */
+#define WIRE_MAGIC_V1 0x31575752u /* "RWW1": version 1, which had no number */
 
 #define HAS_ROOT 0x1u
 #define HAS_WORKDIR 0x2u
-#define HAS_CPUSET 0x4u
-#define HAS_CPU_LIMIT 0x8u
-#define CORE_DUMPS 0x10u
-#define SYSCALL_FILTER 0x20u
-#define SET_GID 0x40u
-#define STDIN_CLOSED 0x80u
+#define SYSCALL_FILTER 0x4u
+#define STDIN_CLOSED 0x8u
+#define ALL_FLAGS (HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED)
 
 /*
- * Fixed part, then NUL-terminated strings: file, [root], [workdir],
- * [cpuset], root_prefix, argv[argc], envp[envc].
+ * The header, then strings_len bytes of NUL-terminated strings: file,
+ * [root], [workdir], root_prefix, argv[argc], envp[envc]. magic and
+ * version stay first in every version.
  */
 struct wire_header {
 	uint32_t magic;
+	uint32_t version;
+	uint32_t settings_size; /* the same version built otherwise */
 	uint32_t flags;
 	uint32_t argc;
 	uint32_t envc;
-	uint32_t uid;
-	uint32_t gid;
-	int32_t cap_last;
 	uint32_t strings_len;
-	double cpu_hard;
-	uint64_t file_limit;
-	uint64_t process_limit;
-	cpu_set_t cpuset_mask;
-	sigset_t child_sigmask;
 	uint32_t umask;
+	struct rg_child_settings settings;
+	struct rg_privs_plan privs;
+	sigset_t child_sigmask;
 	struct rlimit rlimits[RLIM_NLIMITS];
 };
 
@@ -81,39 +77,53 @@ static size_t count_strings(char *const *v)
 	return n;
 }
 
-static uint32_t header_flags(const struct rg_child_plan *plan)
+/* s with its NUL at blob + *pos; with no blob, only the length counts. */
+static void put_string(char *blob, size_t *pos, const char *s)
 {
-	const struct rg_config *cfg = plan->cfg;
-	uint32_t f = 0;
+	size_t len = strlen(s) + 1;
 
-	f |= cfg->root ? HAS_ROOT : 0;
-	f |= cfg->workdir ? HAS_WORKDIR : 0;
-	f |= cfg->cpuset ? HAS_CPUSET : 0;
-	f |= cfg->has_cpu_limit ? HAS_CPU_LIMIT : 0;
-	f |= cfg->core_dumps ? CORE_DUMPS : 0;
-	f |= plan->seccomp ? SYSCALL_FILTER : 0;
-	f |= plan->privs.set_gid ? SET_GID : 0;
-	f |= plan->stdin_fd < 0 ? STDIN_CLOSED : 0;
-	return f;
+	if (blob)
+		memcpy(blob + *pos, s, len);
+	*pos += len;
 }
 
-/* The strings in order; NULL entries are the absent optional ones. */
-static size_t list_strings(const struct rg_child_plan *plan,
-			   const char **out, size_t max)
+/* The strings in the order rebuild() takes them; returns their length. */
+static size_t lay_out(const struct rg_child_plan *plan, char *blob)
 {
-	const struct rg_config *cfg = plan->cfg;
-	const char *fixed[] = { cfg->file, cfg->root, cfg->workdir,
-				cfg->cpuset, plan->root_prefix };
-	size_t n = 0;
+	size_t pos = 0;
 
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(*fixed); i++)
-		if (fixed[i] && n < max)
-			out[n++] = fixed[i];
-	for (size_t i = 0; cfg->argv[i] && n < max; i++)
-		out[n++] = cfg->argv[i];
-	for (size_t i = 0; plan->envp && plan->envp[i] && n < max; i++)
-		out[n++] = plan->envp[i];
-	return n;
+	put_string(blob, &pos, plan->file);
+	if (plan->root)
+		put_string(blob, &pos, plan->root);
+	if (plan->workdir)
+		put_string(blob, &pos, plan->workdir);
+	put_string(blob, &pos, plan->root_prefix);
+	for (size_t i = 0; plan->argv && plan->argv[i]; i++)
+		put_string(blob, &pos, plan->argv[i]);
+	for (size_t i = 0; plan->envp && plan->envp[i]; i++)
+		put_string(blob, &pos, plan->envp[i]);
+	return pos;
+}
+
+static void fill_header(const struct rg_child_plan *plan, size_t strings_len,
+			struct wire_header *h)
+{
+	/* no stray bytes of ours in the padding the keeper reads */
+	memset(h, 0, sizeof(*h));
+	h->magic = WIRE_MAGIC;
+	h->version = RG_WIRE_VERSION;
+	h->settings_size = sizeof(h->settings);
+	h->flags = (plan->root ? HAS_ROOT : 0) |
+		   (plan->workdir ? HAS_WORKDIR : 0) |
+		   (plan->seccomp ? SYSCALL_FILTER : 0) |
+		   (plan->stdin_fd < 0 ? STDIN_CLOSED : 0);
+	h->argc = (uint32_t)count_strings(plan->argv);
+	h->envc = (uint32_t)count_strings(plan->envp);
+	h->strings_len = (uint32_t)strings_len;
+	memcpy(&h->settings, &plan->settings, sizeof(h->settings));
+	memcpy(&h->privs, &plan->privs, sizeof(h->privs));
+	h->child_sigmask = plan->child_sigmask;
+	caller_state(h);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -125,72 +135,46 @@ static int write_all(int fd, const void *buf, size_t len)
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
 			return -1;
+		}
 		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
 }
 
-static int write_strings(int fd, const char **s, size_t n, uint32_t *len)
-{
-	size_t total = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(s[i]) + 1;
-
-		if (write_all(fd, s[i], l) < 0)
-			return -1;
-		total += l;
-	}
-	if (total > UINT32_MAX)
-		return -1;
-	*len = (uint32_t)total;
-	return 0;
-}
-
 int rg_wire_encode(const struct rg_child_plan *plan, int *memfd,
 		   struct rg_error *err)
 {
-	const struct rg_config *cfg = plan->cfg;
-	size_t argc = count_strings(cfg->argv), envc = count_strings(plan->envp);
-	size_t max = 5 + argc + envc, n;
-	struct wire_header h = {
-		.magic = WIRE_MAGIC,
-		.flags = header_flags(plan),
-		.argc = (uint32_t)argc,
-		.envc = (uint32_t)envc,
-		.uid = plan->privs.uid,
-		.gid = plan->privs.gid,
-		.cap_last = plan->privs.cap_last,
-		.cpu_hard = cfg->cpu_hard,
-		.file_limit = cfg->file_limit,
-		.process_limit = cfg->process_limit,
-		.cpuset_mask = cfg->cpuset_mask,
-		.child_sigmask = plan->child_sigmask,
-	};
-	const char **strings = calloc(max, sizeof(*strings));
-	int fd;
+	struct wire_header h;
+	size_t len = lay_out(plan, NULL);
+	char *blob;
+	int fd, errnum;
 
-	if (!strings)
+	if (len > UINT32_MAX)
+		return rg_fail(err, E2BIG, "the command and environment are "
+			       "too large for the slot's keeper");
+	blob = malloc(len);
+	if (!blob)
 		return rg_fail(err, errno, "encoding the run for the keeper");
-	caller_state(&h);
-	n = list_strings(plan, strings, max);
+	lay_out(plan, blob);
+	fill_header(plan, len, &h);
+	/* sealed: what the keeper checks is what it reads */
 	fd = memfd_create("runguard-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || lseek(fd, sizeof(h), SEEK_SET) < 0 ||
-	    write_strings(fd, strings, n, &h.strings_len) < 0 ||
-	    pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	if (fd < 0 || write_all(fd, &h, sizeof(h)) < 0 ||
+	    write_all(fd, blob, len) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
 		  F_SEAL_SEAL) < 0) {
-		int errnum = errno;
-
-		free(strings);
+		errnum = errno;
+		free(blob);
 		if (fd >= 0)
 			close(fd);
 		return rg_fail(err, errnum, "encoding the run for the keeper");
 	}
-	free(strings);
+	free(blob);
 	*memfd = fd;
 	return 0;
 }
@@ -227,7 +211,7 @@ static int take_vector(char *blob, size_t end, size_t *pos, uint32_t count,
 }
 
 static int take_optional(char *blob, size_t end, size_t *pos, bool present,
-			 char **out)
+			 const char **out)
 {
 	*out = NULL;
 	if (!present)
@@ -236,54 +220,68 @@ static int take_optional(char *blob, size_t end, size_t *pos, bool present,
 	return *out ? 0 : -1;
 }
 
+/* Every string where the header says, and nothing after them. */
 static int rebuild(const struct wire_header *h, struct rg_wire_plan *w)
 {
-	struct rg_config *cfg = &w->cfg;
+	struct rg_child_plan *plan = &w->plan;
 	size_t pos = 0, end = h->strings_len;
 	char *prefix;
 
-	cfg->file = next_string(w->blob, end, &pos);
-	if (!cfg->file ||
-	    take_optional(w->blob, end, &pos, h->flags & HAS_ROOT, &cfg->root) ||
+	plan->file = next_string(w->blob, end, &pos);
+	if (!plan->file ||
+	    take_optional(w->blob, end, &pos, h->flags & HAS_ROOT,
+			  &plan->root) ||
 	    take_optional(w->blob, end, &pos, h->flags & HAS_WORKDIR,
-			  &cfg->workdir) ||
-	    take_optional(w->blob, end, &pos, h->flags & HAS_CPUSET,
-			  &cfg->cpuset) ||
+			  &plan->workdir) ||
 	    !(prefix = next_string(w->blob, end, &pos)) ||
-	    strlen(prefix) >= sizeof(w->plan.root_prefix) ||
+	    strlen(prefix) >= sizeof(plan->root_prefix) ||
 	    take_vector(w->blob, end, &pos, h->argc, &w->argv) ||
-	    take_vector(w->blob, end, &pos, h->envc, &w->envp))
+	    take_vector(w->blob, end, &pos, h->envc, &w->envp) || pos != end)
 		return -1;
-	strcpy(w->plan.root_prefix, prefix);
-	cfg->argv = w->argv;
+	strcpy(plan->root_prefix, prefix);
+	plan->argv = w->argv;
+	plan->envp = w->envp;
 	return 0;
 }
 
 static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 {
-	struct rg_config *cfg = &w->cfg;
 	struct rg_child_plan *plan = &w->plan;
 
-	cfg->has_cpu_limit = h->flags & HAS_CPU_LIMIT;
-	cfg->cpu_hard = h->cpu_hard;
-	cfg->file_limit = h->file_limit;
-	cfg->process_limit = h->process_limit;
-	cfg->core_dumps = h->flags & CORE_DUMPS;
-	cfg->cpuset_mask = h->cpuset_mask;
-	w->syscall_filter = h->flags & SYSCALL_FILTER;
-	w->stdin_closed = h->flags & STDIN_CLOSED;
-	plan->cfg = cfg;
-	plan->envp = w->envp;
-	plan->privs.uid = h->uid;
-	plan->privs.gid = h->gid;
-	plan->privs.set_gid = h->flags & SET_GID;
-	plan->privs.cap_last = h->cap_last;
+	memcpy(&plan->settings, &h->settings, sizeof(plan->settings));
+	memcpy(&plan->privs, &h->privs, sizeof(plan->privs));
 	plan->child_sigmask = h->child_sigmask;
 	plan->stdin_fd = -1;
+	w->syscall_filter = h->flags & SYSCALL_FILTER;
+	w->stdin_closed = h->flags & STDIN_CLOSED;
 	w->caller.cwd_fd = -1;
 	w->caller.umask = (mode_t)h->umask;
 	memcpy(w->caller.rlimits, h->rlimits, sizeof(w->caller.rlimits));
 	plan->caller = &w->caller;
+}
+
+static int malformed(struct rg_error *err)
+{
+	return rg_fail(err, EPROTO, "a malformed run from the client");
+}
+
+/* Only magic and version are read before the version is known to be ours. */
+static int check_version(int memfd, off_t size, struct rg_error *err)
+{
+	uint32_t lead[2];
+
+	if (size < (off_t)sizeof(lead) ||
+	    pread(memfd, lead, sizeof(lead), 0) != (ssize_t)sizeof(lead))
+		return malformed(err);
+	if (lead[0] == WIRE_MAGIC_V1)
+		lead[1] = 1;
+	else if (lead[0] != WIRE_MAGIC)
+		return malformed(err);
+	if (lead[1] != RG_WIRE_VERSION)
+		return rg_fail(err, EPROTO, "a keeper of another runguard "
+			       "version (wire %u, this is %u)", lead[1],
+			       RG_WIRE_VERSION);
+	return 0;
 }
 
 int rg_wire_decode(int memfd, struct rg_wire_plan *w, struct rg_error *err)
@@ -292,11 +290,17 @@ int rg_wire_decode(int memfd, struct rg_wire_plan *w, struct rg_error *err)
 	struct stat st;
 
 	memset(w, 0, sizeof(*w));
-	if (fstat(memfd, &st) < 0 || st.st_size < (off_t)sizeof(h) ||
+	if (fstat(memfd, &st) < 0)
+		return malformed(err);
+	if (check_version(memfd, st.st_size, err) < 0)
+		return -1;
+	/* each string takes at least its NUL: no huge vectors from a lie */
+	if (st.st_size < (off_t)sizeof(h) ||
 	    pread(memfd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    h.magic != WIRE_MAGIC ||
-	    (off_t)sizeof(h) + h.strings_len != st.st_size)
-		return rg_fail(err, EPROTO, "a malformed run from the client");
+	    h.settings_size != sizeof(h.settings) || (h.flags & ~ALL_FLAGS) ||
+	    (off_t)sizeof(h) + h.strings_len != st.st_size ||
+	    (uint64_t)h.argc + h.envc > h.strings_len)
+		return malformed(err);
 	w->blob = malloc((size_t)h.strings_len + 1);
 	if (!w->blob)
 		return rg_fail(err, errno, "decoding a run");
@@ -304,7 +308,7 @@ int rg_wire_decode(int memfd, struct rg_wire_plan *w, struct rg_error *err)
 		    (ssize_t)h.strings_len ||
 	    rebuild(&h, w) < 0) {
 		rg_wire_free(w);
-		return rg_fail(err, EPROTO, "a malformed run from the client");
+		return malformed(err);
 	}
 	fill_scalars(&h, w);
 	return 0;

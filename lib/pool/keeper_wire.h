@@ -4,16 +4,24 @@
  * (spawn.h) flattened into a memfd, which travels with the run's fds over
  * the keeper's socket. A memfd has no size limit (argv and environment
  * may be large) and is read by the keeper with one pread.
+ *
+ * A keeper outlives the runguard that started it (an upgrade leaves the
+ * old one serving), so the format is versioned: every version begins with
+ * two uint32s, a magic and its RG_WIRE_VERSION, and a keeper refuses any
+ * version but its own.
  */
 #ifndef RG_KEEPER_WIRE_H
 #define RG_KEEPER_WIRE_H
 
-#include "config.h"
+#include <stdbool.h>
+
 #include "spawn.h"
+
+/* 1: the plan's scalars one by one; 2: struct rg_child_settings whole */
+#define RG_WIRE_VERSION 2u
 
 /* The plan as the keeper rebuilds it; every pointer points into blob. */
 struct rg_wire_plan {
-	struct rg_config cfg;
 	struct rg_child_plan plan;
 	struct rg_caller_state caller; /* plan.caller; cwd_fd not set */
 	bool syscall_filter;
@@ -24,15 +32,16 @@ struct rg_wire_plan {
 };
 
 /*
- * A sealed memfd holding plan, what of its cfg the child reads, and the
- * calling process's umask and rlimits (its cwd goes as an fd).
+ * A sealed memfd holding plan and the calling process's umask and rlimits
+ * (its cwd goes as an fd). plan->file must be set.
  */
 int rg_wire_encode(const struct rg_child_plan *plan, int *memfd,
 		   struct rg_error *err);
 
 /*
- * The keeper's side; out->plan.slot, stdin_fd, seccomp and
- * out->caller.cwd_fd are not set.
+ * The keeper's side; out->plan.slot, stdin_fd, seccomp, parent_pid and
+ * out->caller.cwd_fd are not set. EPROTO for another version or a
+ * malformed memfd; out is then left zeroed (rg_wire_free is harmless).
  */
 int rg_wire_decode(int memfd, struct rg_wire_plan *out, struct rg_error *err);
 

@@ -870,11 +870,18 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 
 /*
  * The keeper's own CPU time counts in the slot's cgroup: not the run's
- * (the keeper measures it exactly). Its memory is left in: no count of
- * what it keeps charged is exact (its pages were charged partly before it
- * joined the slot, and the cgroup's usage also holds what a reset left),
- * and a peak must never read below what the program used. docs/pool.md.
+ * (the keeper and its runner measure it exactly). So does what the slot
+ * held before the spawn (the keeper's pages and what a reset left) is
+ * taken off the peak: without swap the keeper's anonymous pages stay
+ * charged through the run, so the rest is the run's. Not the largest
+ * process's maxrss as a floor: a child's counts the image it was forked
+ * from. The counters move in the kernel's per-CPU charge batches (64
+ * pages): a run whose pages came from a batch the slot held shows no
+ * rise, and is given the one batch a fresh cgroup would charge it, as
+ * per-run. docs/pool.md.
  */
+#define CHARGE_BATCH_PAGES 64
+
 static void resident_correct_stats(struct rg_slot *slot,
 				   struct rg_cgroup_stats *st)
 {
@@ -883,6 +890,13 @@ static void resident_correct_stats(struct rg_slot *slot,
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;
+	if (st->memory_peak_valid && l->keeper_bytes) {
+		uint64_t batch = CHARGE_BATCH_PAGES * (uint64_t)getpagesize();
+
+		st->memory_peak = st->memory_peak > l->keeper_bytes + batch ?
+					  st->memory_peak - l->keeper_bytes :
+					  batch;
+	}
 }
 
 static const struct rg_slot_ops resident_slot_ops = {

@@ -2633,6 +2633,15 @@ def oom_victims():
         r'Killed process (\d+) ', out.stdout)}
 
 
+def keeper_children_usage(pid):
+    """/proc/PID/stat's cminflt, cmajflt, cutime, cstime: what the
+    process's reaped children did, readable by everyone."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    # fields[0] is field 3 (state): cminflt is 11, cmajflt 13, cutime 16
+    return tuple(int(fields[i - 3]) for i in (11, 13, 16, 17))
+
+
 def vm_rss_kib(pid):
     with open('/proc/%d/status' % pid) as f:
         for line in f:
@@ -2665,7 +2674,8 @@ class ResidentSlotTest(PoolTestCase):
                            meta='meta-%d' % i)
             self.assertPoolMeta(r)
             seen.append(r.stdout.split())
-        self.assertEqual(seen, [['2', '3']] * 4,
+        # 1 is the keeper, 2 the run's runner (keeper_server.c)
+        self.assertEqual(seen, [['3', '4']] * 4,
                          'pids in the slot\'s PID namespace, per run')
 
     def test_keeper_stays_and_serves_many_runs(self):
@@ -2749,6 +2759,36 @@ class ResidentSlotTest(PoolTestCase):
                              % re.escape(os.path.realpath(self.pool)),
                              r.describe())
         self.assertNotIn('tell-no-one', r.stdout)
+
+    def test_keeper_proc_tells_nothing_of_earlier_runs(self):
+        """DOMjudge's chroot has the host's /proc: a run reads
+        /proc/<keeper>/stat. The keeper never waits for a run (a runner
+        does, and the kernel reaps the runner), so the runs' CPU time and
+        faults never add up there (children's CPU went 0 -> 71 ticks,
+        their minor faults 0 -> 7850 over a few runs). The keeper is its
+        own executable: no environment, a fixed command line."""
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-first'))
+        keepers = keeper_pids(self.show().cgroup)
+        self.assertTrue(keepers, 'no keeper in the pool\'s cgroups')
+        before = {pid: keeper_children_usage(pid) for pid in keepers}
+        for i in range(6):
+            r = self.prg('-t', '20', self.prog('spin'), '0.2',
+                         meta='meta-spin-%d' % i)
+            self.assertPoolMeta(r)
+            r = self.prg('-t', '20', '-m', str(256 * 1024),
+                         self.prog('memhog'), '32', meta='meta-hog-%d' % i)
+            self.assertNotIn('internal-error', r.keys, r.describe())
+        for pid in keepers:
+            self.assertEqual(keeper_children_usage(pid), before[pid],
+                             'keeper %d: the runs\' usage shows in its '
+                             '/proc stat' % pid)
+            self.assertEqual(before[pid], (0, 0, 0, 0), pid)
+            with open('/proc/%d/environ' % pid, 'rb') as f:
+                self.assertEqual(f.read(), b'', 'keeper %d has an '
+                                 'environment' % pid)
+            self.assertEqual(os.path.basename(os.readlink(
+                '/proc/%d/exe' % pid)), 'runguard-keeper')
 
     def test_oom_takes_the_run_not_the_keeper(self):
         """A run that fills its memory limit with many small processes:

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The keeper process (runguard-keeper): PID 1 of its slot's PID namespace,
+ * exec'd by keeper.c's rg_keeper_start with the slot's socket listening on
+ * fd 0 and the ready pipe on fd 1.
+ *
+ * A run is forked by a runner, a short-lived child of ours that forks the
+ * run's child, waits for it and reports its status, and is reaped by the
+ * kernel (SIGCHLD ignored). We never wait for a run: what runs did (their
+ * CPU time, faults) would add up in our /proc/<pid>/stat, which every run
+ * may read where /proc is bind-mounted into its chroot (DOMjudge's).
+ */
+#include "keeper_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "keeper_proto.h"
+#include "keeper_wire.h"
+#include "ns.h"
+#include "slot.h"
+#include "syscall_filter.h"
+#include "util.h"
+
+/* What a runner says: that the child started (with its pidfd), then how
+ * it ended. */
+struct runner_started {
+	int32_t errnum;
+	char message[512];
+};
+
+struct runner_done {
+	int32_t errnum;
+	int32_t status;
+	int64_t cpu_ns; /* the runner's own, to its last word */
+	struct rusage rusage;
+};
+
+struct keeper {
+	int conn;
+	int last_pid_fd;  /* our PID namespace's ns_last_pid, or -1 */
+	int runner_sock;  /* the run in flight's runner, or -1 */
+	bool reaped;	  /* its REAP came */
+	int64_t runner_cpu_ns;
+	struct timespec cpu_at_spawn;
+	uint64_t runs;
+	int64_t started;
+	struct rg_slot slot; /* joined already: the child inherits it all */
+};
+
+static int64_t cpu_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int64_t cpu_ns_since(const struct timespec *since)
+{
+	return cpu_ns() - ((int64_t)since->tv_sec * 1000000000 +
+			   since->tv_nsec);
+}
+
+static void reply(struct keeper *k, struct rg_keeper_reply *r, const int *fds,
+		  size_t nfds)
+{
+	r->version = RG_KEEPER_PROTO_VERSION;
+	rg_keeper_send(k->conn, r, sizeof(*r), fds, nfds);
+}
+
+static void reply_failure(struct keeper *k, int errnum, const char *message)
+{
+	struct rg_keeper_reply r = { .errnum = errnum ? errnum : EIO };
+
+	snprintf(r.message, sizeof(r.message), "%s", message);
+	reply(k, &r, NULL, 0);
+}
+
+/*
+ * As PID 1 of the slot: one kill reaches every process but us, forks in
+ * flight included (a fork with a fatal signal pending fails). With SIGCHLD
+ * ignored, wait returns ECHILD once every child, adopted orphans included,
+ * is gone. Then the pids start over, so that the next run's pids do not
+ * tell how many processes the runs before it made.
+ */
+static void kill_all_but_keeper(struct keeper *k)
+{
+	kill(-1, SIGKILL);
+	for (;;) {
+		pid_t pid = waitpid(-1, NULL, __WALL);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break; /* ECHILD: we are alone */
+	}
+	rg_close_fd(&k->runner_sock);
+	if (k->last_pid_fd >= 0 && pwrite(k->last_pid_fd, "1", 1, 0) < 0) {
+		/* without CAP_SYS_ADMIN: pids go on counting */
+	}
+}
+
+/* -- the runner ------------------------------------------------------ */
+
+static long clone_child(int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static int start_child(struct keeper *k, struct rg_wire_plan *w,
+		       const int *fds, int *pidfd, pid_t *pid,
+		       struct rg_error *err)
+{
+	struct rg_child_fds child_fds = {
+		.report_fd = fds[RG_KEEPER_FD_REPORT],
+		.go_fd = fds[RG_KEEPER_FD_GO],
+		.output_fd = { fds[RG_KEEPER_FD_STDOUT],
+			       fds[RG_KEEPER_FD_STDERR] },
+		.parent_fd = { -1, -1, -1, -1 },
+	};
+	long rc;
+
+	w->plan.slot = &k->slot;
+	w->plan.stdin_fd = w->stdin_closed ? -1 : fds[RG_KEEPER_FD_STDIN];
+	w->caller.cwd_fd = fds[RG_KEEPER_FD_CWD];
+	w->plan.parent_pid = getpid();
+	if (w->syscall_filter &&
+	    rg_seccomp_program(&w->plan.seccomp, true, err) < 0)
+		return -1;
+	rc = clone_child(pidfd);
+	if (rc < 0)
+		return rg_fail(err, errno, "cannot fork");
+	if (rc == 0)
+		rg_child_main(&w->plan, &child_fds);
+	*pid = (pid_t)rc;
+	return 0;
+}
+
+/*
+ * The runner: the run's child is ours, and so are its exit status and
+ * rusage; the keeper only passes them on.
+ */
+static _Noreturn void runner_main(struct keeper *k, struct rg_wire_plan *w,
+				  const int *fds, int sock)
+{
+	struct runner_started s = { 0 };
+	struct runner_done d = { 0 };
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct rg_error err;
+	int pidfd = -1;
+	pid_t pid = -1, got;
+
+	/* we wait for the child, and it must not start with SIGCHLD ignored */
+	sigaction(SIGCHLD, &dfl, NULL);
+	close(0); /* the slot's listening socket */
+	rg_close_fd(&k->conn);
+	if (start_child(k, w, fds, &pidfd, &pid, &err) < 0) {
+		s.errnum = err.errnum ? err.errnum : EIO;
+		snprintf(s.message, sizeof(s.message), "%.500s", err.message);
+		rg_keeper_send(sock, &s, sizeof(s), NULL, 0);
+		_exit(1);
+	}
+	if (rg_keeper_send(sock, &s, sizeof(s), &pidfd, 1) < 0)
+		_exit(1); /* the keeper kills the child with all else */
+	close(pidfd);
+	do {
+		got = wait4(pid, &d.status, __WALL, &d.rusage);
+	} while (got < 0 && errno == EINTR);
+	if (got < 0)
+		d.errnum = errno;
+	d.cpu_ns = cpu_ns();
+	rg_keeper_send(sock, &d, sizeof(d), NULL, 0);
+	_exit(0);
+}
+
+/* -- requests -------------------------------------------------------- */
+
+static int fork_runner(struct keeper *k, struct rg_wire_plan *w,
+		       const int *fds, struct rg_error *err)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return rg_fail(err, errno, "keeper: socketpair");
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &k->cpu_at_spawn);
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		runner_main(k, w, fds, sv[1]);
+	}
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return rg_fail(err, errno, "keeper: cannot fork");
+	}
+	k->runner_sock = sv[0];
+	k->reaped = false;
+	k->runner_cpu_ns = 0;
+	return 0;
+}
+
+static void do_spawn(struct keeper *k, int *fds, size_t nfds)
+{
+	struct rg_keeper_reply r = { 0 };
+	struct runner_started s;
+	struct rg_wire_plan w;
+	struct rg_error err;
+	int pidfd = -1;
+	size_t got;
+
+	if (nfds != RG_KEEPER_SPAWN_FDS || k->runner_sock >= 0) {
+		reply_failure(k, EPROTO, "keeper: a spawn out of turn");
+		return;
+	}
+	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
+	    fork_runner(k, &w, fds, &err) < 0) {
+		rg_wire_free(&w);
+		reply_failure(k, err.errnum, err.message);
+		return;
+	}
+	rg_wire_free(&w);
+	k->runs++;
+	if (rg_keeper_recv(k->runner_sock, &s, sizeof(s), &pidfd, 1, &got) !=
+		    (ssize_t)sizeof(s) ||
+	    s.errnum || !got) {
+		if (got)
+			close(pidfd);
+		s.message[sizeof(s.message) - 1] = '\0';
+		kill_all_but_keeper(k);
+		reply_failure(k, s.errnum ? s.errnum : EIO,
+			      s.errnum ? s.message : "keeper: the runner died");
+		return;
+	}
+	reply(k, &r, &pidfd, 1);
+	close(pidfd);
+}
+
+static void do_reap(struct keeper *k)
+{
+	struct rg_keeper_reply r = { 0 };
+	struct runner_done d;
+	size_t got;
+
+	if (k->runner_sock < 0 || k->reaped) {
+		r.errnum = ECHILD;
+		reply(k, &r, NULL, 0);
+		return;
+	}
+	k->reaped = true;
+	if (rg_keeper_recv(k->runner_sock, &d, sizeof(d), NULL, 0, &got) !=
+	    (ssize_t)sizeof(d)) {
+		reply_failure(k, ECHILD, "keeper: the run's runner died");
+		return;
+	}
+	r.errnum = d.errnum;
+	r.status = d.status;
+	r.rusage = d.rusage;
+	k->runner_cpu_ns = d.cpu_ns;
+	reply(k, &r, NULL, 0);
+}
+
+static void do_kill(struct keeper *k)
+{
+	struct rg_keeper_reply r = { 0 };
+	bool ran = k->runner_sock >= 0;
+
+	kill_all_but_keeper(k);
+	/* in the slot's cgroup: not the run's, and measured exactly */
+	r.keeper_cpu_ns = ran ? cpu_ns_since(&k->cpu_at_spawn) +
+					k->runner_cpu_ns : 0;
+	reply(k, &r, NULL, 0);
+}
+
+/* In the slot's IPC and net namespaces already: no setns. */
+static void do_scrub(struct keeper *k)
+{
+	struct rg_keeper_reply r = { 0 };
+	struct rg_error err;
+
+	if (k->runner_sock >= 0) {
+		reply_failure(k, EPROTO, "keeper: a scrub while a run is out");
+		return;
+	}
+	if (rg_ns_scrub_here(&r.scrub, &err) < 0) {
+		reply_failure(k, err.errnum, err.message);
+		return;
+	}
+	reply(k, &r, NULL, 0);
+}
+
+static void do_hello(struct keeper *k)
+{
+	struct rg_keeper_reply r = { .runs = k->runs, .started = k->started };
+
+	reply(k, &r, NULL, 0);
+}
+
+/* One runguard, until it closes the connection or dies. */
+static void serve_client(struct keeper *k)
+{
+	struct rg_keeper_request req;
+	int fds[RG_KEEPER_SPAWN_FDS];
+	char message[128];
+	size_t nfds;
+	ssize_t n;
+
+	for (;;) {
+		n = rg_keeper_recv(k->conn, &req, sizeof(req), fds,
+				   RG_KEEPER_SPAWN_FDS, &nfds);
+		if (n != (ssize_t)sizeof(req)) {
+			for (size_t i = 0; i < nfds; i++)
+				close(fds[i]);
+			return; /* EOF: the client is gone */
+		}
+		if (req.version != RG_KEEPER_PROTO_VERSION) {
+			snprintf(message, sizeof(message), "a keeper of another "
+				 "runguard build (protocol %u, this is %u)",
+				 RG_KEEPER_PROTO_VERSION, req.version);
+			reply_failure(k, EPROTO, message);
+		} else if (req.op == RG_KEEPER_HELLO) {
+			do_hello(k);
+		} else if (req.op == RG_KEEPER_SPAWN) {
+			do_spawn(k, fds, nfds);
+		} else if (req.op == RG_KEEPER_REAP) {
+			do_reap(k);
+		} else if (req.op == RG_KEEPER_KILL) {
+			do_kill(k);
+		} else if (req.op == RG_KEEPER_SCRUB) {
+			do_scrub(k);
+		} else {
+			reply_failure(k, EPROTO, "keeper: an unknown request");
+		}
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
+	}
+}
+
+static bool peer_is_root(int conn)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	       cred.uid == 0;
+}
+
+static _Noreturn void serve(int listen_fd)
+{
+	struct keeper k = { .conn = -1, .runner_sock = -1 };
+	struct timespec now;
+
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	k.started = now.tv_sec;
+	/* the write applies to the writer's PID namespace */
+	k.last_pid_fd = open("/proc/sys/kernel/ns_last_pid",
+			     O_WRONLY | O_CLOEXEC);
+	rg_slot_init(&k.slot, NULL);
+	k.slot.namespaces_outlive_run = true;
+	kill_all_but_keeper(&k);
+	for (;;) {
+		k.conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (k.conn < 0) {
+			if (errno != EINTR && errno != ECONNABORTED)
+				sleep(1); /* EMFILE and the like: try again */
+			continue;
+		}
+		if (peer_is_root(k.conn))
+			serve_client(&k);
+		/* nothing of a run outlives its client */
+		kill_all_but_keeper(&k);
+		rg_close_fd(&k.conn);
+	}
+}
+
+/* -- the executable -------------------------------------------------- */
+
+/* What rg_keeper_start hands over: anything else is a person at a shell. */
+static bool started_by_runguard(int argc)
+{
+	int listening = 0;
+	socklen_t len = sizeof(listening);
+	struct stat st;
+
+	return argc == 3 && getpid() == 1 && geteuid() == 0 &&
+	       getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 &&
+	       listening && fstat(1, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+int rg_keeper_main(int argc, char **argv)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	int errnum = 0;
+
+	(void)argv; /* pool directory and slot: for ps, not for us */
+	if (!started_by_runguard(argc)) {
+		fprintf(stderr, "%s: the resident process of a runguard pool "
+			"slot, started by librunguard (PID 1 of the slot's PID "
+			"namespace, with the slot's socket and a ready pipe); "
+			"not a command to run by hand\n", RG_KEEPER_NAME);
+		return 2;
+	}
+	/* runs are reaped by the kernel, never by us (see the top) */
+	if (sigaction(SIGCHLD, &ign, NULL) < 0)
+		errnum = errno;
+	prctl(PR_SET_NAME, RG_KEEPER_NAME, 0, 0, 0);
+	if (write(1, &errnum, sizeof(errnum)) != sizeof(errnum) || errnum)
+		return 1;
+	/* the ready pipe's end goes: 1 becomes /dev/null as 2 is */
+	dup2(2, 1);
+	serve(0);
+}
