@@ -49,20 +49,59 @@ static bool in_build_tree(const char *path)
 	return !strncmp(real, root, n) && real[n] == '/';
 }
 
+/* Root's and written by root alone, as the runguard binary must be. */
+static int open_trusted_exe(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_PATH | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * The keeper executable: the build tree's when this code runs from it
- * (the tests, the kernel lab), the installed one otherwise. Never a path
- * from the environment: runguard runs as root under sudo.
+ * (the tests, the kernel lab); else next to the running executable (an
+ * admin who copies runguard over DOMjudge's copies runguard-keeper with
+ * it); else the installed one. Never a path from the environment:
+ * runguard runs as root under sudo. Its path goes to *path.
  */
-static const char *keeper_exe_path(void)
+static int open_keeper_exe(char *path, size_t len, struct rg_error *err)
 {
+	char self[PATH_MAX];
 	Dl_info info;
+	ssize_t n;
+	int fd;
 
 	if (in_build_tree("/proc/self/exe") ||
-	    (dladdr((void *)keeper_exe_path, &info) &&
-	     in_build_tree(info.dli_fname)))
-		return RG_KEEPER_BUILD_PATH;
-	return RG_KEEPER_PATH;
+	    (dladdr((void *)open_keeper_exe, &info) &&
+	     in_build_tree(info.dli_fname))) {
+		snprintf(path, len, "%s", RG_KEEPER_BUILD_PATH);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		if (n > 0 && strrchr(self, '/')) {
+			strrchr(self, '/')[1] = '\0';
+			snprintf(path, len, "%s%s", self, RG_KEEPER_NAME);
+			fd = open_trusted_exe(path);
+			if (fd >= 0)
+				return fd;
+		}
+		snprintf(path, len, "%s", RG_KEEPER_PATH);
+	}
+	fd = open_trusted_exe(path);
+	if (fd < 0)
+		return rg_fail(err, errno, "the keeper executable %s (installed "
+			       "with runguard; root's, written by root alone)",
+			       path);
+	return fd;
 }
 
 /* fd onto lowest, close-on-exec as asked; fd itself stays as it was. */
@@ -226,23 +265,11 @@ static int wait_ready(int ready_fd, struct rg_error *err)
 	return 0;
 }
 
-/* The keeper's image, opened before we enter the slot's mount namespace. */
-static int open_keeper_exe(struct rg_error *err)
-{
-	const char *path = keeper_exe_path();
-	int fd = open(path, O_PATH | O_CLOEXEC);
-
-	if (fd < 0)
-		return rg_fail(err, errno, "the keeper executable %s (installed "
-			       "with runguard)", path);
-	return fd;
-}
-
 int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 		    const struct rg_cgroup *cg, struct rg_error *err)
 {
 	int listen_fd = -1, exe_fd, ready[2], status, rc;
-	char link[64], pool_dir[PATH_MAX], slot[32];
+	char link[64], pool_dir[PATH_MAX], slot[32], exe[PATH_MAX];
 	char *argv[] = { RG_KEEPER_NAME, pool_dir, slot, NULL };
 	ssize_t n;
 	pid_t pid;
@@ -252,7 +279,8 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 	n = readlink(link, pool_dir, sizeof(pool_dir) - 1);
 	pool_dir[n > 0 ? n : 0] = '\0';
 	snprintf(slot, sizeof(slot), "%s", name);
-	exe_fd = open_keeper_exe(err);
+	/* opened before we enter the slot's mount namespace */
+	exe_fd = open_keeper_exe(exe, sizeof(exe), err);
 	if (exe_fd < 0)
 		return -1;
 	if (bind_listener(dir_fd, name, &listen_fd, err) < 0) {

@@ -603,16 +603,34 @@ static int settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 	return 0;
 }
 
-/* After the settings: a keeper for the slot, started if it has none. */
-static int use_keeper(struct rg_pool_lease *l, struct rg_error *err)
+/*
+ * A slot whose keeper cannot start (its executable missing, say) serves
+ * this run as a pooled slot without one: a warning, never an internal
+ * error, on which DOMjudge would disable the judgehost.
+ */
+static int go_without_keeper(struct rg_pool_lease *l,
+			     const struct rg_config *cfg, struct rg_error *err)
 {
-	if (l->keeper_conn < 0 &&
-	    (open_namespaces(l, err) < 0 ||
-	     rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
-			     l->slot.cgroup, err) < 0 ||
-	     rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
-			       &l->keeper_pid, err) < 0))
-		return rg_fail_context(err, "slot %u", l->index);
+	rg_log(cfg, RG_LOG_WARNING, "slot %u: no keeper (%s: %s): this run "
+	       "is pooled without one", l->index, err->message,
+	       strerror(err->errnum));
+	rg_close_fd(&l->keeper_conn);
+	return rg_cgroup_kill_all(l->slot.cgroup, err);
+}
+
+/* After the settings: a keeper for the slot, started if it has none. */
+static int use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
+		      struct rg_error *err)
+{
+	if (l->keeper_conn < 0) {
+		if (open_namespaces(l, err) < 0)
+			return rg_fail_context(err, "slot %u", l->index);
+		if (rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
+				    l->slot.cgroup, err) < 0 ||
+		    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+				      &l->keeper_pid, err) < 0)
+			return go_without_keeper(l, cfg, err);
+	}
 	rg_cgroup_expect_tasks(l->slot.cgroup);
 	l->slot.ops = &resident_slot_ops;
 	/* the slot is reset: what is charged now is the keeper's */
@@ -659,7 +677,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		    apply_settings(l, cfg, err) < 0)
 			return -1;
 	}
-	if (wants_keeper(cfg) ? use_keeper(l, err) < 0 :
+	if (wants_keeper(cfg) ? use_keeper(l, cfg, err) < 0 :
 				open_namespaces(l, err) < 0)
 		return -1;
 	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
@@ -878,7 +896,8 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
  * from. The counters move in the kernel's per-CPU charge batches (64
  * pages): a run whose pages came from a batch the slot held shows no
  * rise, and is given the one batch a fresh cgroup would charge it, as
- * per-run. docs/pool.md.
+ * per-run. A run the OOM killer ended keeps the slot's peak, its limit:
+ * the keeper's pages count towards the limit (docs/pool.md).
  */
 #define CHARGE_BATCH_PAGES 64
 
@@ -890,7 +909,8 @@ static void resident_correct_stats(struct rg_slot *slot,
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;
-	if (st->memory_peak_valid && l->keeper_bytes) {
+	/* at its limit a run reports the limit, as per-run (see below) */
+	if (st->memory_peak_valid && l->keeper_bytes && !st->oom_killed) {
 		uint64_t batch = CHARGE_BATCH_PAGES * (uint64_t)getpagesize();
 
 		st->memory_peak = st->memory_peak > l->keeper_bytes + batch ?

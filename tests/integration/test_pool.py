@@ -396,6 +396,15 @@ class PoolTestCase(RGTestCase):
         return ['--pool-size=%d' % size,
                 '--pool-dir=' + (self.pool if pool is None else pool)]
 
+    def assertReadIn(self, f, msg):
+        """f, evicted before, was read into the page cache. Not to the
+        last page: a busy host (a sanitizer build testing beside us) may
+        reclaim a few between the walk and the check (CI saw 32 pages of
+        16384 go)."""
+        res = resident_bytes(f)
+        self.assertGreaterEqual(res, BIG_FILE * 9 // 10, '%s: %d of %d '
+                                'bytes resident' % (msg, res, BIG_FILE))
+
     def prg(self, *args, size=None, pool=None, meta='meta', env=None, **kw):
         """A pooled run: runguard -u -g -M META --pool-size --pool-dir ARGS."""
         return self.rg(*(self.pool_opts(size, pool) + list(args)), meta=meta,
@@ -1895,8 +1904,7 @@ class PoolAdminTest(PoolTestCase):
         self.assertIn('prewarmed 1 files, %d bytes' % BIG_FILE, r.stdout,
                       r.describe())
         if evicted:  # the lab's root is a tmpfs
-            self.assertEqual(resident_bytes(f), BIG_FILE,
-                             'not all of it is in when --pool-prewarm ends')
+            self.assertReadIn(f, 'not in when --pool-prewarm ends')
         r = self.admin('--pool-prewarm', f, self.bindir)
         self.assertEqual(r.rc, 0, r.describe())
         missing = self.path('w', 'no-such-file')
@@ -2153,9 +2161,8 @@ class PoolPrewarmTest(PoolTestCase):
             # the walker runs at nice 19: on a busy machine it takes a while
             self.assertEqual(wait_until(self.walk_under_way, 120), False,
                              'the walk did not end within 120 s')
-            self.assertEqual(resident_bytes(f), BIG_FILE,
-                             'the walker did not read all of the root\'s '
-                             'library in, through its mount\'s source')
+            self.assertReadIn(f, 'the walker did not read the root\'s '
+                              'library in, through its mount\'s source')
         # one stamp for one chroot; the stale one went with the walk
         self.assertEqual(wait_until(lambda: len(self.stamps()) != 1, 10),
                          False, self.stamps())
@@ -2181,7 +2188,7 @@ class PoolPrewarmTest(PoolTestCase):
         self.assertEqual(wait_until(self.walk_under_way, 120), False,
                          'the walk did not end within 120 s')
         if evictable:
-            self.assertEqual(resident_bytes(f), BIG_FILE)
+            self.assertReadIn(f, 'the walker did not read the library in')
 
     def test_root_with_nothing_outside_is_not_walked(self):
         """A root whose code directories are plain directories below -r
