@@ -2,8 +2,11 @@
 #include "pool_show.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <runguard/pool.h>
 
@@ -41,6 +44,38 @@ static pid_t slot_keeper(const char *dir, unsigned int index)
 	return rg_pool_slot_keeper(dir, index, &pid, &ignored) < 0 ? 0 : pid;
 }
 
+/*
+ * When pid started (seconds since the epoch; 0 if unknown): its stat's
+ * starttime (field 22, clock ticks after boot) against the uptime.
+ */
+static int64_t process_started(pid_t pid)
+{
+	unsigned long long ticks = 0;
+	char path[64], buf[1024], *p;
+	double uptime = 0;
+	int field = 3;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	p = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	if (f)
+		fclose(f);
+	for (p = p ? strchr(p, ' ') : NULL; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %llu", &ticks) != 1)
+		return 0;
+	f = fopen("/proc/uptime", "re");
+	if (!f || fscanf(f, "%lf", &uptime) != 1) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return (int64_t)time(NULL) -
+	       (int64_t)(uptime - (double)ticks / sysconf(_SC_CLK_TCK));
+}
+
 /* -- the table ------------------------------------------------------- */
 
 static void format_pid(pid_t pid, char *buf, size_t size)
@@ -65,15 +100,20 @@ static void format_limit(const struct rg_pool_slot_info *s, char *buf,
 static void table_slot(FILE *out, const char *dir,
 		       const struct rg_pool_slot_info *s)
 {
-	char reset[40] = "-", limit[32], holder[16], keeper[16];
+	char reset[40] = "-", since[40] = "-", limit[32], holder[16];
+	char keeper[16];
+	pid_t pid = slot_keeper(dir, s->index);
 
 	format_time(s->last_reset, reset, sizeof(reset));
+	if (pid > 0)
+		format_time(process_started(pid), since, sizeof(since));
 	format_limit(s, limit, sizeof(limit));
 	format_pid(s->holder, holder, sizeof(holder));
-	format_pid(slot_keeper(dir, s->index), keeper, sizeof(keeper));
-	fprintf(out, "%-5u %-6s %-8s %-8s %-8" PRIu64 " %-25s %-13s %s\n",
-		s->index, state_name(s->state), holder, keeper, s->runs, reset,
-		limit, s->settings_known && s->cpuset[0] ? s->cpuset : "-");
+	format_pid(pid, keeper, sizeof(keeper));
+	fprintf(out, "%-5u %-6s %-8s %-8s %-25s %-8" PRIu64 " %-25s %-13s "
+		"%s\n", s->index, state_name(s->state), holder, keeper, since,
+		s->runs, reset, limit,
+		s->settings_known && s->cpuset[0] ? s->cpuset : "-");
 }
 
 static void table(FILE *out, const char *dir, const struct rg_pool_info *info,
@@ -85,9 +125,9 @@ static void table(FILE *out, const char *dir, const struct rg_pool_info *info,
 	fprintf(out, "pool %s: %u slots, cgroup v%d, cgroups %s, created %s%s\n",
 		dir, info->size, info->cgroup_version, info->cgroup_path,
 		created, info->favordynmods ? ", favordynmods" : "");
-	fprintf(out, "%-5s %-6s %-8s %-8s %-8s %-25s %-13s %s\n", "slot",
-		"state", "holder", "keeper", "runs", "last-reset",
-		"memory-limit", "cpuset");
+	fprintf(out, "%-5s %-6s %-8s %-8s %-25s %-8s %-25s %-13s %s\n",
+		"slot", "state", "holder", "keeper", "keeper-since", "runs",
+		"last-reset", "memory-limit", "cpuset");
 	for (unsigned int i = 0; i < info->size; i++)
 		table_slot(out, dir, &slots[i]);
 }
@@ -107,12 +147,14 @@ static void json_time(FILE *out, int64_t t)
 
 static void json_keeper(FILE *out, pid_t pid)
 {
-	if (pid > 0)
-		fprintf(out, "\"keeper\": %d, \"keeper_state\": \"alive\"",
-			(int)pid);
-	else
-		fprintf(out, "\"keeper\": null, \"keeper_state\": \"%s\"",
-			pid < 0 ? "busy" : "none");
+	if (pid > 0) {
+		fprintf(out, "\"keeper\": %d, \"keeper_state\": \"alive\", "
+			"\"keeper_since\": ", (int)pid);
+		json_time(out, process_started(pid));
+	} else {
+		fprintf(out, "\"keeper\": null, \"keeper_state\": \"%s\", "
+			"\"keeper_since\": null", pid < 0 ? "busy" : "none");
+	}
 }
 
 /* Unknown settings and "no limit" are null; settings_known tells which. */

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A resident slot's keeper: a process that lives as long as its pool slot,
- * PID 1 of the slot's own PID namespace, inside the slot's IPC, network
- * and UTS namespaces and its cgroup, serving one runguard at a time over
- * a unix socket in the pool directory (<slot>.sock, root only). A run is
- * then one fork of the keeper: the child inherits the cgroup and the
- * namespaces, so no run joins a namespace (setns) or a cgroup (an attach
- * takes the host's cgroup locks) any more.
+ * A resident slot's keeper, the client's side: the keeper is a process of
+ * its own executable (runguard-keeper, keeper_server.c) that lives as
+ * long as its pool slot, PID 1 of the slot's own PID namespace, inside
+ * the slot's IPC, network and UTS namespaces and its cgroup, serving one
+ * runguard at a time over a unix socket in the pool directory
+ * (<slot>.sock, root only; messages in keeper_proto.h). A run is then a
+ * fork in the slot: the child inherits the cgroup and the namespaces, so
+ * no run joins a namespace (setns) or a cgroup (an attach takes the
+ * host's cgroup locks).
  *
  *   runguard (client)                 keeper
- *   SPAWN plan memfd + fds  --------> clone3; the child sets itself up
- *   <-------------------------------- pid, pidfd
+ *   HELLO  ------------------------>  its protocol version: another
+ *                                     build's keeper is replaced
+ *   SPAWN plan memfd + fds  -------->  a runner (pid 2) forks the child;
+ *   <--------------------------------  the child's pidfd
  *   READY, baselines, release, supervise (as for any child, spawn.h)
- *   REAP  ------------------------->  wait4: status, rusage
- *   KILL  ------------------------->  kill(-1, SIGKILL), reap all: only
- *                                     the keeper is left in the slot
+ *   REAP  ------------------------->  the runner's wait4: status, rusage
+ *   KILL  ------------------------->  kill(-1, SIGKILL), wait for all:
+ *                                     only the keeper is left in the slot
  *   SCRUB ------------------------->  SysV objects and unix sockets of
  *                                     its namespaces (rg_ns_scrub_here)
  *   close (or runguard dies) ------>  the same KILL, at once

@@ -37,8 +37,8 @@ from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
 POOL_META_RE = dict(META_VALUE_RE)
 POOL_META_RE['pool-slot'] = r'[0-9]+'
 
-SHOW_HEADER = ['slot', 'state', 'holder', 'keeper', 'runs', 'last-reset',
-               'memory-limit', 'cpuset']
+SHOW_HEADER = ['slot', 'state', 'holder', 'keeper', 'keeper-since', 'runs',
+               'last-reset', 'memory-limit', 'cpuset']
 SHOW_FIRST_RE = (r'pool (?P<dir>\S+): (?P<size>[0-9]+) slots, cgroup '
                  r'v(?P<version>[12]), cgroups (?P<cgroup>\S+/pool-[^/\s]+)'
                  r'(, created \S+)?(, favordynmods)?')
@@ -250,6 +250,10 @@ class Show:
                   and row['state'] in ('free', 'held', 'dirty')
                   and re.fullmatch(r'-|[0-9]+', row['holder'])
                   and re.fullmatch(r'-|busy|[0-9]+', row['keeper'])
+                  # since when the keeper serves: only for a live one
+                  and re.fullmatch(r'-|' + ISO8601_RE, row['keeper-since'])
+                  and (row['keeper-since'] == '-') ==
+                  (not row['keeper'].isdigit())
                   and re.fullmatch(r'[0-9]+', row['runs'])
                   and re.fullmatch(r'-|' + ISO8601_RE, row['last-reset'])
                   and re.fullmatch(r'-|max|[0-9]+', row['memory-limit'])
@@ -1847,6 +1851,7 @@ class PoolAdminTest(PoolTestCase):
                              r.stdout)
             self.assertEqual(x['settings_known'], limit != '-', r.stdout)
             self.assertEqual(x['last_reset'] or '-', row['last-reset'])
+            self.assertEqual(x['keeper_since'] or '-', row['keeper-since'])
         self.assertEqual(sum(x['runs'] for x in j['slots']), 2, r.stdout)
         r = self.admin('--pool-create', '--json')
         self.assertNotEqual(r.rc, 0, r.describe())
