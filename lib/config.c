@@ -47,7 +47,7 @@ struct rg_config *rg_config_new(struct rg_error *err)
 	cfg->syscall_filter = true;
 	cfg->kill_grace = 0.1;
 	cfg->handle_signals = true;
-	cfg->pool_favordynmods = true;
+	cfg->pool_keeper = true;
 	cfg->cancel_fd = -1;
 	cfg->log.max = RG_LOG_WARNING;
 	if (replace_string(&cfg->cgroup_parent, RG_CGROUP_PARENT, err) < 0) {

@@ -15,7 +15,7 @@ void rg_cli_settings_defaults(struct rg_cli_settings *s)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", RG_POOL_DIR_DEFAULT);
-	s->favordynmods = true;
+	s->favordynmods = false;
 	/* resident slots: no cgroup attach or setns per run (pool.md) */
 	s->keeper = true;
 	s->v2_memory_peak = RG_POOL_V2_PEAK_SAMPLED;

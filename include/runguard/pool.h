@@ -37,9 +37,9 @@ struct rg_pool_options {
 	bool favordynmods;
 	/*
 	 * Start a keeper in every free slot that has none (resident slots,
-	 * rg_config_set_pool_keeper()), so that no run pays for it. Forked
-	 * from the caller: see docs/pool.md before setting it in a large
-	 * process. Runs that do not want keepers stop them.
+	 * rg_config_set_pool_keeper()), so that no run pays for it. Each is
+	 * an exec'd runguard-keeper, nothing of the caller's memory. Runs
+	 * that do not want keepers stop them.
 	 */
 	bool keepers;
 	/* new fields go here, at the end */
@@ -163,9 +163,9 @@ RG_EXPORT int rg_config_set_pool(struct rg_config *cfg, const char *dir,
 /*
  * Resident slots: each slot has a keeper process (PID 1 of the slot's own
  * PID namespace, in its namespaces and cgroup) that forks the runs, so a
- * run joins no namespace and no cgroup. Default false here (the CLI's
- * default is true): the keeper is forked from the caller without exec and
- * keeps a copy-on-write image of the caller's memory (docs/pool.md).
+ * run joins no namespace and no cgroup. Default true, as in the CLI and
+ * the Python binding: the keeper is an executable of its own
+ * (runguard-keeper), nothing of the caller's memory (docs/pool.md).
  */
 RG_EXPORT void rg_config_set_pool_keeper(struct rg_config *cfg, bool enable);
 
@@ -190,7 +190,10 @@ RG_EXPORT int rg_config_set_pool_v2_memory_peak(struct rg_config *cfg,
 						enum rg_pool_v2_memory_peak how,
 						struct rg_error *err);
 
-/* See rg_pool_options.favordynmods; default true. */
+/*
+ * See rg_pool_options.favordynmods; default false, as in the CLI: it is a
+ * host-wide switch, and resident slots (the default) make no attach.
+ */
 RG_EXPORT void rg_config_set_pool_favordynmods(struct rg_config *cfg,
 					       bool enable);
 

@@ -269,11 +269,24 @@ int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
 
 	*out = open_dir(parent_fd, name);
 	if (*out < 0 && errno == ENOENT) {
-		/* EEXIST: a racing creator was first, fine. */
-		if (mkdirat(parent_fd, name, 0755) == 0)
+		/*
+		 * Root's alone (the kernel makes it 0755 whatever we ask): a
+		 * reused slot's counters (memory.stat, failcnt, ...) are no
+		 * run's to read, wherever /sys is in its view. EEXIST: a
+		 * racing creator was first, fine.
+		 */
+		if (mkdirat(parent_fd, name, 0700) == 0) {
 			mine = true;
-		else if (errno != EEXIST)
+			if (fchmodat(parent_fd, name, 0700, 0) < 0) {
+				int errnum = errno;
+
+				unlinkat(parent_fd, name, AT_REMOVEDIR);
+				return rg_fail(err, errnum, "chmod cgroup %s",
+					       name);
+			}
+		} else if (errno != EEXIST) {
 			return rg_fail(err, errno, "creating cgroup %s", name);
+		}
 		*out = open_dir(parent_fd, name);
 	}
 	if (*out < 0) {

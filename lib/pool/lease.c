@@ -339,6 +339,8 @@ static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 	l->slot.ops = &pooled_slot_ops;
 	l->keeper_bytes = 0;
 	rg_cgroup_set_resident(l->slot.cgroup, 0);
+	/* the limit in force has the keeper's share: written again */
+	l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
 	if (rg_keeper_stop(l->keeper_pid, err) < 0)
 		return -1;
 	/* the namespace's last tasks may still be on their way out */
@@ -513,11 +515,34 @@ static unsigned int settings_to_write(const struct rg_pool_lease *l,
 	return set;
 }
 
+/* The kernel charges memory in batches of this many pages per CPU. */
+#define CHARGE_BATCH_PAGES 64
+
+static uint64_t charge_batches(uint64_t bytes)
+{
+	uint64_t batch = CHARGE_BATCH_PAGES * (uint64_t)getpagesize();
+
+	return (bytes + batch - 1) / batch * batch;
+}
+
+/*
+ * The limit written for a run: its own, plus what a keeper that stays
+ * through it holds (rounded up to whole charge batches), so that the run
+ * gets all of its limit (docs/pool.md). The record keeps the run's own.
+ */
+static uint64_t slot_memory_limit(const struct rg_pool_lease *l,
+				  const struct rg_config *cfg)
+{
+	if (cfg->memory_limit == RG_UNLIMITED || l->keeper_conn < 0)
+		return cfg->memory_limit;
+	return cfg->memory_limit + charge_batches(l->keeper_bytes);
+}
+
 static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
 			  struct rg_error *err)
 {
 	struct rg_cgroup_limits limits = {
-		.memory_bytes = cfg->memory_limit,
+		.memory_bytes = slot_memory_limit(l, cfg),
 		.cpuset = cfg->cpuset,
 		.set = settings_to_write(l, cfg),
 	};
@@ -572,6 +597,7 @@ static int keeper_can_stay(struct rg_pool_lease *l,
 	if (rg_cgroup_memory_usage(l->slot.cgroup, &usage, err) < 0)
 		return -1;
 	*stay = usage + KEEPER_LIMIT_HEADROOM <= cfg->memory_limit;
+	l->keeper_bytes = usage; /* for the limit written over it */
 	return 0;
 }
 
@@ -622,7 +648,9 @@ static int go_without_keeper(struct rg_pool_lease *l,
 static int use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 		      struct rg_error *err)
 {
-	if (l->keeper_conn < 0) {
+	bool started = l->keeper_conn < 0;
+
+	if (started) {
 		if (open_namespaces(l, err) < 0)
 			return rg_fail_context(err, "slot %u", l->index);
 		if (rg_keeper_start(l->dir_fd, l->name, l->slot.ns_fd,
@@ -637,6 +665,15 @@ static int use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 	if (rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err) < 0)
 		return -1;
 	rg_cgroup_set_resident(l->slot.cgroup, l->keeper_bytes);
+	/* the limit was written without it: once per keeper */
+	if (started && cfg->memory_limit != RG_UNLIMITED) {
+		struct rg_cgroup_limits limits = {
+			.memory_bytes = slot_memory_limit(l, cfg),
+			.set = RG_CG_SET_MEMORY,
+		};
+
+		return rg_cgroup_apply_limits(l->slot.cgroup, &limits, err);
+	}
 	return 0;
 }
 
@@ -889,34 +926,38 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 /*
  * The keeper's own CPU time counts in the slot's cgroup: not the run's
  * (the keeper and its runner measure it exactly). So does what the slot
- * held before the spawn (the keeper's pages and what a reset left) is
- * taken off the peak: without swap the keeper's anonymous pages stay
+ * held before the spawn (the keeper's pages and what a reset left), and
+ * the slot's limit is the run's plus that (slot_memory_limit): it is
+ * taken off the peak. Without swap the keeper's anonymous pages stay
  * charged through the run, so the rest is the run's. Not the largest
  * process's maxrss as a floor: a child's counts the image it was forked
- * from. The counters move in the kernel's per-CPU charge batches (64
- * pages): a run whose pages came from a batch the slot held shows no
- * rise, and is given the one batch a fresh cgroup would charge it, as
- * per-run. A run the OOM killer ended keeps the slot's peak, its limit:
- * the keeper's pages count towards the limit (docs/pool.md).
+ * from. The counters move in whole charge batches: a run whose pages
+ * came from a batch the slot held shows no rise, and is given the one
+ * batch a fresh cgroup would charge it, as per-run. docs/pool.md.
  */
-#define CHARGE_BATCH_PAGES 64
-
 static void resident_correct_stats(struct rg_slot *slot,
 				   struct rg_cgroup_stats *st)
 {
 	const struct rg_pool_lease *l = to_lease(slot);
+	uint64_t batch = charge_batches(1), held = l->keeper_bytes, now;
+	struct rg_error ignored;
 
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
 				     st->cpu_ns - l->keeper_cpu_ns : 0;
-	/* at its limit a run reports the limit, as per-run (see below) */
-	if (st->memory_peak_valid && l->keeper_bytes && !st->oom_killed) {
-		uint64_t batch = CHARGE_BATCH_PAGES * (uint64_t)getpagesize();
-
-		st->memory_peak = st->memory_peak > l->keeper_bytes + batch ?
-					  st->memory_peak - l->keeper_bytes :
-					  batch;
-	}
+	if (!st->memory_peak_valid || !held)
+		return;
+	/*
+	 * Called with the run gone: what the slot holds now is at most what
+	 * it held before the run. Less when a charge of an earlier run was
+	 * freed during this one (after an OOM kill, say): only what stayed
+	 * is taken off, so the peak never reads below the program's.
+	 */
+	if (rg_cgroup_memory_usage(slot->cgroup, &now, &ignored) == 0 &&
+	    now < held)
+		held = now;
+	st->memory_peak = st->memory_peak > held + batch ?
+				  st->memory_peak - held : batch;
 }
 
 static const struct rg_slot_ops resident_slot_ops = {

@@ -182,7 +182,7 @@ class Config:
                  kill_grace: float | None = None,
                  cgroup_parent: str | None = None,
                  timeout_notify_pid: int | None = None,
-                 pool_keeper: bool = False,
+                 pool_keeper: bool = True,
                  pool_v2_memory_peak: str = 'sampled',
                  log: LogCallback | None = None,
                  log_level: LogLevel | int = LogLevel.WARNING) -> None:
@@ -284,7 +284,7 @@ class Config:
 
 _DEFAULTS: dict[str, typing.Any] = {
     'core_dumps': False, 'environment': (), 'keep_environment': False,
-    'syscall_filter': True, 'pool_keeper': False,
+    'syscall_filter': True, 'pool_keeper': True,
     'pool_v2_memory_peak': 'sampled', 'log': None,
     'log_level': LogLevel.WARNING,
 }

@@ -19,6 +19,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -174,6 +175,17 @@ def slot_memory_cgroup(cgpath, slot=0):
     if cgroup_mode() == 'v1':
         return os.path.join(CGROOT, 'memory', cgpath, 'slot-%d' % slot)
     return os.path.join(CGROOT, cgpath, 'slot-%d' % slot)
+
+
+def slot_shmem(cgpath, slot=0):
+    """shmem bytes charged to a pool slot's memory cgroup (memory.stat)."""
+    with open(os.path.join(slot_memory_cgroup(cgpath, slot),
+                           'memory.stat')) as f:
+        for line in f:
+            key, value = line.split()
+            if key == 'shmem':
+                return int(value)
+    raise AssertionError('no shmem in memory.stat')
 
 
 def cgroup_identity(d):
@@ -2436,6 +2448,31 @@ class ReusedSlotLooksFreshTest(PoolTestCase):
             self.assertRun(r)
         return r
 
+    def test_slot_counters_are_not_the_runs_to_read(self):
+        """A reused slot keeps its cgroup, and with it counters of earlier
+        runs (memory.stat's pgfault went 94 -> 21782 over runs, oom_kill
+        0 -> 1). They are root's alone: the pool's and its slots' cgroup
+        directories are 0700, so a run reads none of them, wherever /sys
+        is in its view (here: no chroot, the host's /sys)."""
+        r = self.prg('-t', '20', '-m', str(64 * 1024), self.prog('memhog'),
+                     '8', meta='meta-hog')
+        self.assertPoolMeta(r, slots=(0,))
+        cg = self.show().cgroup
+        files = []
+        for d in (slot_memory_cgroup(cg), os.path.dirname(
+                slot_memory_cgroup(cg))):
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700, d)
+            files += [os.path.join(d, f) for f in
+                      ('memory.stat', 'memory.failcnt', 'memory.events')
+                      if os.path.exists(os.path.join(d, f))]
+        self.assertTrue(files, 'no counter file found')
+        script = ('for f in "$@"; do cat "$f" >/dev/null 2>&1 && '
+                  'echo "readable $f"; done; echo looked')
+        r = self.prg('-t', '20', '/bin/sh', '-c', script, 'look', *files,
+                     meta='meta-look')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertEqual(r.stdout, 'looked\n', r.describe())
+
     def test_sysv_ipc_ids_as_in_a_fresh_namespace(self):
         # The ids a run gets (one object made and removed, then three)
         # are those of a new IPC namespace, also after runs that made many.
@@ -2490,8 +2527,10 @@ class ReusedSlotLooksFreshTest(PoolTestCase):
         d = '\n\n'.join(r.describe() for r in (fresh, pred, after))
         self.assertIn('kib: wrote 100 KiB', pred.stdout, d)
         self.assertEqual(os.path.getsize(path), 100 * 1024, d)
-        self.assertEqual(parse_kv(fresh.stdout).get('memcg-shmem'), '0', d)
-        self.assertEqual(parse_kv(after.stdout).get('memcg-shmem'), '0',
+        # the run cannot read its cgroup (0700): root reads it for it
+        self.assertEqual(parse_kv(fresh.stdout).get('memcg-shmem'),
+                         'EACCES', d)
+        self.assertEqual(slot_shmem(self.show().cgroup), 0,
                          'tmpfs pages of an earlier run charged\n' + d)
         self.assertLessEqual(after.i('memory-bytes'),
                              fresh.i('memory-bytes') + MEM_MARGIN, d)
@@ -2801,6 +2840,26 @@ class ResidentSlotTest(PoolTestCase):
                                  'environment' % pid)
             self.assertEqual(os.path.basename(os.readlink(
                 '/proc/%d/exe' % pid)), 'runguard-keeper')
+
+    def test_the_run_gets_all_of_its_limit(self):
+        """The keeper's pages are charged to the slot's memory cgroup: the
+        slot's limit is the run's plus the keeper's charge, in whole
+        64-page batches, so the run has all of its limit, and a run at
+        its limit reports it (it reported the limit less the keeper's
+        charge: several MiB less under a sanitizer)."""
+        limit = 64 * MIB
+        r = self.prg('-t', '20', '-m', str(limit // 1024),
+                     self.prog('memhog'), '100', meta='meta-oom')
+        self.assertNotIn('internal-error', r.keys, r.describe())
+        self.assertGreaterEqual(r.i('memory-bytes'), limit, r.describe())
+        d = slot_memory_cgroup(self.show().cgroup, r.i('pool-slot'))
+        name = ('memory.limit_in_bytes' if cgroup_mode() == 'v1'
+                else 'memory.max')
+        with open(os.path.join(d, name)) as f:
+            written = int(f.read())
+        self.assertGreaterEqual(written - limit, 256 * 1024,
+                                'the keeper\'s share of %s' % name)
+        self.assertLess(written - limit, 32 * MIB, name)
 
     def test_oom_takes_the_run_not_the_keeper(self):
         """A run that fills its memory limit with many small processes:

@@ -146,6 +146,28 @@ class PoolTest(pyrgtest.PoolDirCase):
             keeper = runguard.pool_slot_keeper(res.pool_slot, self.pool_dir)
             self.assertTrue(keeper and keeper > 0, keeper)
 
+    def test_a_large_judge_costs_its_runs_nothing(self):
+        """A judge holding 200 MiB gets resident slots by default, and a
+        trivial static program reports what it reports per-run: the
+        keeper is exec'd, not a copy of the judge (the forked keeper of
+        before made it 1.9 MiB against 0.37 MiB). The margin is two of
+        the kernel's 64-page charge batches (docs/pool.md)."""
+        ballast = bytearray(200 * MIB)
+        for i in range(0, len(ballast), 4096):
+            ballast[i] = 1
+        cfg = self.config('static-hello', memory_limit=64 * MIB)
+        per_run = sorted(runguard.run(cfg).memory_bytes for _ in range(5))
+        with self.open_pool() as pool:
+            results = [pool.run(cfg) for _ in range(5)]
+            keeper = runguard.pool_slot_keeper(results[-1].pool_slot,
+                                               self.pool_dir)
+        del ballast
+        self.assertTrue(keeper and keeper > 0, 'no keeper by default')
+        pooled = sorted(r.memory_bytes for r in results)
+        self.assertTrue(all(r.exit_code == 0 for r in results), results)
+        self.assertLessEqual(pooled[2], per_run[2] + 512 * 1024,
+                             'pooled %s, per-run %s' % (pooled, per_run))
+
 
 class KeptCgroupTest(pyrgtest.PoolDirCase):
     """A pool handle keeps each slot's cgroup open between its runs (no

@@ -82,7 +82,7 @@ static void test_defaults(void **state)
 	assert_int_equal(load(ARGV("true"), &s, &err), 0);
 	assert_int_equal(s.pool_size, 0);
 	assert_string_equal(s.pool_dir, "/run/runguard");
-	assert_true(s.favordynmods);
+	assert_false(s.favordynmods); /* host-wide: the admin's to turn on */
 	assert_true(s.keeper);
 	assert_int_equal(s.v2_memory_peak, RG_POOL_V2_PEAK_SAMPLED);
 	assert_string_equal(s.size_from, "default");
