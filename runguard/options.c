@@ -236,10 +236,13 @@ static int set_pool_command(struct rg_cli_options *o, int opt,
 		cmd = RG_CLI_POOL_PREWARM;
 		break;
 	default:
-		if (arg && strcmp(arg, "force"))
+		if (arg && strcmp(arg, "force") && strcmp(arg, "wait"))
 			return rg_fail(err, 0, "invalid argument `%s' for "
-				       "--pool-destroy (only `force')", arg);
-		cmd = arg ? RG_CLI_POOL_DESTROY_FORCE : RG_CLI_POOL_DESTROY;
+				       "--pool-destroy (`force' or `wait')",
+				       arg);
+		cmd = !arg		       ? RG_CLI_POOL_DESTROY :
+		      !strcmp(arg, "force") ? RG_CLI_POOL_DESTROY_FORCE :
+					      RG_CLI_POOL_DESTROY_WAIT;
 	}
 	if (o->pool_command && o->pool_command != cmd)
 		return rg_fail(err, 0, "only one pool command at a time");

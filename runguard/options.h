@@ -22,6 +22,7 @@ enum rg_cli_pool_command {
 	RG_CLI_POOL_SHOW,
 	RG_CLI_POOL_DESTROY,
 	RG_CLI_POOL_DESTROY_FORCE,
+	RG_CLI_POOL_DESTROY_WAIT,
 	RG_CLI_POOL_PREWARM,	/* the paths are in command */
 };
 

@@ -64,6 +64,10 @@ int rg_cli_pool_admin(const struct rg_cli_options *o,
 				     o->pool_command == RG_CLI_POOL_DESTROY_FORCE,
 				     &err);
 		break;
+	case RG_CLI_POOL_DESTROY_WAIT:
+		/* no limit of ours: the service manager's stop timeout is */
+		rc = rg_pool_destroy_when_idle(s->pool_dir, -1, &err);
+		break;
 	case RG_CLI_POOL_PREWARM:
 		rc = prewarm(o, out, &err);
 		break;

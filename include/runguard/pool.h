@@ -58,6 +58,16 @@ RG_EXPORT int rg_pool_create(const struct rg_pool_options *options,
 RG_EXPORT int rg_pool_destroy(const char *dir, bool force,
 			      struct rg_error *err);
 
+/*
+ * The same once every run in the pool has ended by itself: no new run
+ * takes a slot meanwhile (runs that arrive wait, then make the pool
+ * anew), so a restart of the pool (the systemd unit's stop) fails no run
+ * in flight. After timeout_ms (negative: no limit) ETIMEDOUT, with the
+ * pool left as it was.
+ */
+RG_EXPORT int rg_pool_destroy_when_idle(const char *dir, int timeout_ms,
+					struct rg_error *err);
+
 enum rg_pool_slot_state {
 	RG_POOL_SLOT_FREE = 0,
 	RG_POOL_SLOT_HELD = 1,

@@ -857,9 +857,44 @@ int rg_pool_show(const char *dir, struct rg_pool_info *info,
 	return rc;
 }
 
-/* Take every slot lock; with force, end the runs that hold them. */
+/* What a destroy does about a slot a run holds. */
+enum held_slot {
+	HELD_REFUSE,	/* fail, leaving the pool as it is */
+	HELD_END_RUN,	/* SIGTERM its runguard, then wait (force) */
+	HELD_WAIT,	/* wait for the run to end by itself */
+};
+
+#define HELD_WAIT_STEP_NS 10000000 /* 10 ms */
+
+/* lock_fd's flock, waited for until deadline_ms on CLOCK_MONOTONIC (<0: forever). */
+static int wait_for_slot(int lock_fd, int64_t deadline_ms)
+{
+	const struct timespec step = { .tv_nsec = HELD_WAIT_STEP_NS };
+	struct timespec now;
+
+	for (;;) {
+		if (flock(lock_fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (deadline_ms >= 0 &&
+		    (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >=
+			    deadline_ms) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		nanosleep(&step, NULL);
+	}
+}
+
+/*
+ * Take every slot lock; a slot a run holds is handled as `how' says.
+ * Waiting happens with pool.lock held: no new run takes a slot meanwhile.
+ */
 static int lock_all_slots(int dir_fd, const struct pool_header *h,
-			  int *locks, bool force, struct rg_error *err)
+			  int *locks, enum held_slot how, int64_t deadline_ms,
+			  struct rg_error *err)
 {
 	for (unsigned int i = 0; i < h->size; i++) {
 		struct slot_record rec;
@@ -873,10 +908,21 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 		if (flock(locks[i], LOCK_EX | LOCK_NB) == 0)
 			continue;
 		rg_pool_read_record(dir_fd, i, &rec);
-		if (!force)
+		if (how == HELD_REFUSE)
 			return rg_fail(err, EBUSY, "slot %u is held by pid %d "
-				       "(use force to end its run)", i,
-				       (int)rec.holder);
+				       "(use force to end its run, or wait)",
+				       i, (int)rec.holder);
+		if (how == HELD_WAIT) {
+			rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u: "
+				  "waiting for the run of pid %d", i,
+				  (int)rec.holder);
+			if (wait_for_slot(locks[i], deadline_ms) < 0)
+				return rg_fail(err, errno, "slot %u is still "
+					       "held by pid %d: the pool is "
+					       "left as it was", i,
+					       (int)rec.holder);
+			continue;
+		}
 		/* its runguard writes the meta file and releases the slot */
 		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u: ending the "
 			  "run of pid %d", i, (int)rec.holder);
@@ -949,7 +995,8 @@ static void remove_prewarm_stamps(int dir_fd)
 	closedir(d);
 }
 
-static int destroy_locked(int dir_fd, const struct pool_header *h, bool force,
+static int destroy_locked(int dir_fd, const struct pool_header *h,
+			  enum held_slot how, int64_t deadline_ms,
 			  struct rg_error *err)
 {
 	char ns_dir[PATH_MAX], dynmods[PATH_MAX + 16];
@@ -961,7 +1008,7 @@ static int destroy_locked(int dir_fd, const struct pool_header *h, bool force,
 		return rg_fail(err, errno, "allocating");
 	for (unsigned int i = 0; i < h->size; i++)
 		locks[i] = -1;
-	if (lock_all_slots(dir_fd, h, locks, force, err) < 0) {
+	if (lock_all_slots(dir_fd, h, locks, how, deadline_ms, err) < 0) {
 		rc = -1;
 		goto out;
 	}
@@ -1046,7 +1093,8 @@ static int guess_header(int dir_fd, const char *dir, struct pool_header *h,
 	return probe_cpuset(h, err);
 }
 
-int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
+static int destroy(const char *dir, enum held_slot how, int64_t deadline_ms,
+		   struct rg_error *err)
 {
 	struct pool_header h;
 	int dir_fd, lock_fd, rc;
@@ -1069,7 +1117,7 @@ int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
 	}
 	rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "destroying the pool in "
 		  "`%s': %u slots", dir, h.size);
-	rc = destroy_locked(dir_fd, &h, force, err);
+	rc = destroy_locked(dir_fd, &h, how, deadline_ms, err);
 	if (rc == 0)
 		unlinkat(dir_fd, "pool.lock", 0);
 out:
@@ -1078,4 +1126,23 @@ out:
 	if (rc == 0)
 		rmdir(dir); /* only if empty: it may hold other things */
 	return rc;
+}
+
+int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)
+{
+	return destroy(dir, force ? HELD_END_RUN : HELD_REFUSE, -1, err);
+}
+
+int rg_pool_destroy_when_idle(const char *dir, int timeout_ms,
+			      struct rg_error *err)
+{
+	struct timespec now;
+	int64_t deadline_ms = -1;
+
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		deadline_ms = (int64_t)now.tv_sec * 1000 +
+			      now.tv_nsec / 1000000 + timeout_ms;
+	}
+	return destroy(dir, HELD_WAIT, deadline_ms, err);
 }

@@ -1139,6 +1139,33 @@ class PoolCrashRecoveryTest(PoolTestCase):
         self.assertEqual(self.wait_gone(victims, 10), [],
                          'processes of the killed run left')
 
+    def test_destroy_wait_fails_no_run(self):
+        """--pool-destroy=wait, the systemd unit's stop: the run in flight
+        ends by itself with its own result, a run that arrives meanwhile
+        waits and then makes the pool anew, and the destroy ends between
+        them: a restart of the pool service fails no run."""
+        a = self.start(['-t', '60', self.probe, 'hold', '3'], 'meta-a')
+        self.wait_for_user_process('poolprobe')
+        destroy = subprocess.Popen(
+            [RUNGUARD, '--pool-dir=' + self.pool, '--pool-destroy=wait'],
+            env=self.env(), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        self.assertIsNone(destroy.poll(), 'the destroy did not wait')
+        b = self.start(['-t', '20', self.probe, 'ns'], 'meta-b')
+        time.sleep(0.5)
+        self.assertIsNone(b[0].poll(), 'a run started during the destroy')
+        res_a = self.finish(a, timeout=20)
+        self.assertPoolMeta(res_a, slots=(0,))
+        self.assertEqual(res_a.m['exitcode'], '0', res_a.describe())
+        out, err = destroy.communicate(timeout=20)
+        self.assertEqual(destroy.returncode, 0, err)
+        res_b = self.finish(b, timeout=20)
+        self.assertPoolMeta(res_b, slots=(0,))
+        # b made the pool anew: one run in it, its own
+        s = self.show()
+        self.assertEqual(s.slots[0]['runs'], 1, s.text)
+
     def test_sigterm_while_waiting_for_a_slot(self):
         a = self.start(['-t', '60', self.probe, 'hold', '3'], 'meta-a')
         self.wait_for_user_process('poolprobe')

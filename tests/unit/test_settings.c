@@ -250,6 +250,14 @@ static void test_options(void **state)
 	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
 	assert_int_equal(o.pool_command, RG_CLI_POOL_DESTROY_FORCE);
 	rg_cli_options_free(&o);
+	argv = ARGV("--pool-destroy=wait");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
+	assert_int_equal(o.pool_command, RG_CLI_POOL_DESTROY_WAIT);
+	rg_cli_options_free(&o);
+	argv = ARGV("--pool-destroy");
+	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
+	assert_int_equal(o.pool_command, RG_CLI_POOL_DESTROY);
+	rg_cli_options_free(&o);
 	argv = ARGV("--pool-prewarm", "/a", "/b");
 	assert_int_equal(rg_cli_parse(&o, count(argv), argv, &err), 0);
 	assert_int_equal(o.pool_command, RG_CLI_POOL_PREWARM);

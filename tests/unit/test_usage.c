@@ -41,7 +41,7 @@ static const char *const option_order[] = {
 	"-U, --runpipepid=", "-v, --verbose", "-q, --quiet", "    --help",
 	"    --version", "    --seccomp=on|off", "    --allow-core-dumps",
 	"    --pool-size=N", "    --pool-dir=DIR", "    --pool-create",
-	"    --pool-show", "    --pool-destroy[=force]",
+	"    --pool-show", "    --pool-destroy[=force|wait]",
 	"    --pool-prewarm PATH...",
 };
 
