@@ -132,7 +132,7 @@ static int keeper_fds(int listen_fd, int ready_fd, int exe_fd)
 }
 
 /*
- * In the keeper, PID 1 of the new PID namespace: into the cgroup (v1;
+ * In the keeper: into the cgroup (v1;
  * on v2 it was born there), away from the caller's session and signals,
  * out of the memory cgroup OOM killer's way where we may (without
  * CAP_SYS_RESOURCE the runs' tasks take the highest score instead, see
@@ -184,7 +184,6 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 static long clone_keeper(const struct rg_cgroup *cg)
 {
 	struct clone_args args = {
-		.flags = CLONE_NEWPID,
 		.exit_signal = SIGCHLD,
 	};
 	int cgroup_fd = rg_cgroup_clone_fd(cg);
@@ -197,9 +196,8 @@ static long clone_keeper(const struct rg_cgroup *cg)
 }
 
 /*
- * The intermediate process: into the slot's namespaces (a PID namespace
- * applies to children only), then the keeper, then gone, so that init
- * adopts the keeper.
+ * The intermediate process: into the slot's namespaces, then the keeper,
+ * then gone, so that init adopts the keeper.
  */
 static _Noreturn void start_in_slot(const int ns_fd[],
 				    const struct rg_cgroup *cg, int listen_fd,
@@ -345,7 +343,8 @@ static int dial_keeper(int dir_fd, const char *name, int extra, pid_t *pid)
 }
 
 static int call(int conn, enum rg_keeper_op op, const int *fds, size_t nfds,
-		struct rg_keeper_reply *r, int *reply_fd, struct rg_error *err);
+		struct rg_keeper_reply *r, int *reply_fds, size_t max,
+		size_t *ngot, struct rg_error *err);
 static bool is_keeper(pid_t pid);
 
 /*
@@ -358,7 +357,7 @@ static int check_keeper(int fd, pid_t pid, struct rg_error *err)
 	struct rg_keeper_reply r;
 	struct rg_error ignored;
 
-	if (call(fd, RG_KEEPER_HELLO, NULL, 0, &r, NULL, &ignored) == 0 &&
+	if (call(fd, RG_KEEPER_HELLO, NULL, 0, &r, NULL, 0, NULL, &ignored) == 0 &&
 	    r.version == RG_KEEPER_PROTO_VERSION)
 		return 0;
 	close(fd);
@@ -440,33 +439,43 @@ int rg_keeper_stop(pid_t pid, struct rg_error *err)
 	return rc < 0 ? rg_fail(err, errno, "waiting for the keeper") : 0;
 }
 
-/* One request and its reply (and the fd that comes with it, if any). */
+/* One request and its reply (and the fds that come with it, up to max). */
 static int call(int conn, enum rg_keeper_op op, const int *fds, size_t nfds,
-		struct rg_keeper_reply *r, int *reply_fd, struct rg_error *err)
+		struct rg_keeper_reply *r, int *reply_fds, size_t max,
+		size_t *ngot, struct rg_error *err)
 {
 	struct rg_keeper_request req = {
 		.op = op,
 		.version = RG_KEEPER_PROTO_VERSION,
 	};
-	int got = -1;
-	size_t ngot;
+	int got[RG_KEEPER_REPLY_FDS];
+	size_t n = 0;
 
+	if (ngot)
+		*ngot = 0;
 	if (rg_keeper_send(conn, &req, sizeof(req), fds, nfds) !=
 	    (ssize_t)sizeof(req))
 		return rg_fail(err, errno ? errno : EPIPE,
 			       "the slot's keeper is gone");
-	if (rg_keeper_recv(conn, r, sizeof(*r), &got, reply_fd ? 1 : 0,
-			  &ngot) != (ssize_t)sizeof(*r))
+	if (rg_keeper_recv(conn, r, sizeof(*r), got,
+			   max < RG_KEEPER_REPLY_FDS ? max :
+						       RG_KEEPER_REPLY_FDS,
+			   &n) != (ssize_t)sizeof(*r)) {
+		for (size_t i = 0; i < n; i++)
+			close(got[i]);
 		return rg_fail(err, EPIPE, "the slot's keeper died");
+	}
 	if (r->errnum) {
 		r->message[sizeof(r->message) - 1] = '\0';
-		if (ngot)
-			close(got);
+		for (size_t i = 0; i < n; i++)
+			close(got[i]);
 		return rg_fail(err, r->errnum, "%s", r->message[0] ?
 			       r->message : "the slot's keeper failed");
 	}
-	if (reply_fd)
-		*reply_fd = ngot ? got : -1;
+	for (size_t i = 0; i < n; i++)
+		reply_fds[i] = got[i];
+	if (ngot)
+		*ngot = n;
 	return 0;
 }
 
@@ -488,12 +497,27 @@ static pid_t pidfd_pid(int pidfd)
 	return pid;
 }
 
+void rg_keeper_run_init(struct rg_keeper_run *run)
+{
+	run->runner_sock = run->runner_pidfd = -1;
+	run->runner_cpu_ns = 0;
+}
+
+void rg_keeper_run_close(struct rg_keeper_run *run)
+{
+	rg_close_fd(&run->runner_sock);
+	rg_close_fd(&run->runner_pidfd);
+}
+
 int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
-		    struct rg_child *child, struct rg_error *err)
+		    struct rg_child *child, struct rg_keeper_run *run,
+		    struct rg_error *err)
 {
 	struct rg_spawn_pipes p;
 	struct rg_keeper_reply r;
-	int fds[RG_KEEPER_SPAWN_FDS], memfd, cwd_fd, pidfd;
+	int fds[RG_KEEPER_SPAWN_FDS], memfd, cwd_fd;
+	int got[RG_KEEPER_REPLY_FDS] = { -1, -1, -1 };
+	size_t ngot = 0;
 	pid_t pid = -1;
 
 	if (rg_wire_encode(plan, &memfd, err) < 0)
@@ -516,41 +540,82 @@ int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
 	fds[RG_KEEPER_FD_STDOUT] = p.out[0][1];
 	fds[RG_KEEPER_FD_STDERR] = p.out[1][1];
 	fds[RG_KEEPER_FD_CWD] = cwd_fd;
-	pidfd = -1;
-	if (call(conn, RG_KEEPER_SPAWN, fds, RG_KEEPER_SPAWN_FDS, &r, &pidfd, err) == 0 &&
-	    (pidfd < 0 || (pid = pidfd_pid(pidfd)) <= 0))
+	if (call(conn, RG_KEEPER_SPAWN, fds, RG_KEEPER_SPAWN_FDS, &r, got,
+		 RG_KEEPER_REPLY_FDS, &ngot, err) == 0 &&
+	    (ngot != RG_KEEPER_REPLY_FDS ||
+	     (pid = pidfd_pid(got[RG_KEEPER_REPLY_CHILD])) <= 0))
 		rg_fail(err, EPROTO, "the keeper sent no child");
 	close(memfd);
 	close(cwd_fd);
-	if (pidfd < 0 || pid <= 0) {
+	if (ngot != RG_KEEPER_REPLY_FDS || pid <= 0) {
 		/* a child at the barrier reads EOF and exits */
-		rg_close_fd(&pidfd);
+		for (size_t i = 0; i < ngot; i++)
+			close(got[i]);
 		rg_spawn_pipes_close(&p);
 		return -1;
 	}
-	rg_spawn_pipes_hand_over(&p, pid, pidfd, child);
+	run->runner_sock = got[RG_KEEPER_REPLY_RUNNER];
+	run->runner_pidfd = got[RG_KEEPER_REPLY_RUNNER_PIDFD];
+	run->runner_cpu_ns = 0;
+	rg_spawn_pipes_hand_over(&p, pid, got[RG_KEEPER_REPLY_CHILD], child);
 	return 0;
 }
 
-int rg_keeper_reap(int conn, int *status, struct rusage *ru,
+int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
 		   struct rg_error *err)
 {
-	struct rg_keeper_reply r;
+	struct rg_runner_done d;
+	size_t nfds;
 
-	if (call(conn, RG_KEEPER_REAP, NULL, 0, &r, NULL, err) < 0)
-		return -1;
-	*status = r.status;
-	*ru = r.rusage;
+	if (run->runner_sock < 0)
+		return rg_fail(err, ECHILD, "no run of a keeper to reap");
+	if (rg_keeper_recv(run->runner_sock, &d, sizeof(d), NULL, 0, &nfds) !=
+	    (ssize_t)sizeof(d))
+		return rg_fail(err, ECHILD, "the run's runner died");
+	if (d.errnum)
+		return rg_fail(err, d.errnum, "the run's runner could not "
+			       "reap it");
+	*status = d.status;
+	*ru = d.rusage;
+	run->runner_cpu_ns = d.cpu_ns;
 	return 0;
 }
 
-int rg_keeper_kill(int conn, int64_t *keeper_cpu_ns, struct rg_error *err)
+/* The runner (and with it the run's PID namespace), gone for sure. */
+static int kill_runner(struct rg_keeper_run *run, struct rg_error *err)
+{
+	struct pollfd p = { .fd = run->runner_pidfd, .events = POLLIN };
+	int rc;
+
+	if (run->runner_pidfd < 0)
+		return 0;
+	if (syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, NULL, 0) < 0 &&
+	    errno != ESRCH)
+		return rg_fail(err, errno, "killing the run's runner");
+	do {
+		rc = poll(&p, 1, KEEPER_STOP_TIMEOUT_MS);
+	} while (rc < 0 && errno == EINTR);
+	if (rc == 0)
+		return rg_fail(err, ETIMEDOUT, "the run's runner survives "
+			       "SIGKILL after %d ms", KEEPER_STOP_TIMEOUT_MS);
+	return rc < 0 ? rg_fail(err, errno, "waiting for the runner") : 0;
+}
+
+int rg_keeper_kill(int conn, struct rg_keeper_run *run, int64_t *cpu_ns,
+		   bool *keeper_gone, struct rg_error *err)
 {
 	struct rg_keeper_reply r;
+	struct rg_error ignored;
 
-	if (call(conn, RG_KEEPER_KILL, NULL, 0, &r, NULL, err) < 0)
+	*keeper_gone = conn < 0 ||
+		       call(conn, RG_KEEPER_KILL, NULL, 0, &r, NULL, 0, NULL,
+			    &ignored) < 0;
+	*cpu_ns = *keeper_gone ? run->runner_cpu_ns :
+				 r.keeper_cpu_ns + run->runner_cpu_ns;
+	/* with the keeper gone, its runner is ours to end */
+	if (*keeper_gone && kill_runner(run, err) < 0)
 		return -1;
-	*keeper_cpu_ns = r.keeper_cpu_ns;
+	rg_keeper_run_close(run);
 	return 0;
 }
 
@@ -558,7 +623,7 @@ int rg_keeper_scrub(int conn, struct rg_ns_scrub *report, struct rg_error *err)
 {
 	struct rg_keeper_reply r;
 
-	if (call(conn, RG_KEEPER_SCRUB, NULL, 0, &r, NULL, err) < 0)
+	if (call(conn, RG_KEEPER_SCRUB, NULL, 0, &r, NULL, 0, NULL, err) < 0)
 		return -1;
 	*report = r.scrub;
 	return 0;

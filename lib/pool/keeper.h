@@ -26,6 +26,7 @@
 #ifndef RG_KEEPER_H
 #define RG_KEEPER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -57,26 +58,39 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 pid_t rg_keeper_probe(int dir_fd, const char *name);
 
 /*
- * SIGKILL the keeper (the kernel then kills its whole PID namespace) and
- * wait until it is gone. Not with cgroup.kill: some kernels kill every
+ * SIGKILL the keeper and wait until it is gone (with no run in flight:
+ * a run would outlive it). Not with cgroup.kill: some kernels kill every
  * child later born into a cgroup that had it written (cgroup.h).
  */
 int rg_keeper_stop(pid_t pid, struct rg_error *err);
 
+/* A run in flight: its runner, which answers for it also without keeper. */
+struct rg_keeper_run {
+	int runner_sock;       /* the runner's result comes here */
+	int runner_pidfd;      /* SIGKILL: the run's whole PID namespace */
+	int64_t runner_cpu_ns; /* the runner's CPU, once reaped */
+};
+
+void rg_keeper_run_init(struct rg_keeper_run *run);
+void rg_keeper_run_close(struct rg_keeper_run *run);
+
 /* Have the keeper fork the child of plan (rg_spawn's contract). */
 int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
-		    struct rg_child *child, struct rg_error *err);
+		    struct rg_child *child, struct rg_keeper_run *run,
+		    struct rg_error *err);
 
-/* The exited child's status and rusage. */
-int rg_keeper_reap(int conn, int *status, struct rusage *ru,
+/* The exited child's status and rusage, from its runner. */
+int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
 		   struct rg_error *err);
 
 /*
- * Everything in the slot but the keeper killed and reaped. *keeper_cpu_ns:
- * the CPU time the keeper spent since the spawn (it counts in the slot's
- * cgroup).
+ * The run, all of it, killed and gone: by the keeper (conn), or by us when
+ * the keeper is gone (*keeper_gone; then the runner is killed by its
+ * pidfd, and the slot needs a new keeper). *cpu_ns: the CPU time the keeper
+ * and the runner spent since the spawn (it counts in the slot's cgroup).
  */
-int rg_keeper_kill(int conn, int64_t *keeper_cpu_ns, struct rg_error *err);
+int rg_keeper_kill(int conn, struct rg_keeper_run *run, int64_t *cpu_ns,
+		   bool *keeper_gone, struct rg_error *err);
 
 /*
  * After rg_keeper_kill: the keeper scrubs the slot's IPC and net

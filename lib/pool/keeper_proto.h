@@ -20,16 +20,37 @@
 
 /* Its comm and argv[0], as ps shows it; also how a pid is known as ours. */
 #define RG_KEEPER_NAME "runguard-keeper"
+/* A run's runner (keeper_server.c), as ps shows it. */
+#define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the plan's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 1u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 2u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
 	RG_KEEPER_SPAWN = 2,
-	RG_KEEPER_REAP = 3,
-	RG_KEEPER_KILL = 4,
+	RG_KEEPER_KILL = 4, /* 3 was REAP: the runner answers it now */
 	RG_KEEPER_SCRUB = 5,
+};
+
+/* SPAWN's reply fds, in this order */
+enum {
+	RG_KEEPER_REPLY_CHILD,	      /* the run's child's pidfd */
+	RG_KEEPER_REPLY_RUNNER,	      /* the runner's end of its socket */
+	RG_KEEPER_REPLY_RUNNER_PIDFD, /* the runner's pidfd */
+	RG_KEEPER_REPLY_FDS,
+};
+
+/*
+ * What a run's runner sends its client once the run's child has ended
+ * (the client has the runner's socket from SPAWN's reply: the result
+ * comes from the runner also when the keeper is gone).
+ */
+struct rg_runner_done {
+	int32_t errnum;
+	int32_t status;
+	int64_t cpu_ns; /* the runner's own CPU, to this message */
+	struct rusage rusage;
 };
 
 /* SPAWN's fds, in this order */
@@ -54,7 +75,7 @@ struct rg_keeper_reply {
 	int32_t status;
 	uint32_t version;
 	uint32_t pad;
-	int64_t keeper_cpu_ns; /* KILL: the keeper's and runner's CPU */
+	int64_t keeper_cpu_ns; /* KILL: the keeper's CPU since SPAWN */
 	uint64_t runs;	       /* HELLO: runs served so far */
 	int64_t started;       /* HELLO: CLOCK_BOOTTIME seconds at start */
 	struct rusage rusage;

@@ -1,24 +1,32 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The keeper process (runguard-keeper): PID 1 of its slot's PID namespace,
- * exec'd by keeper.c's rg_keeper_start with the slot's socket listening on
- * fd 0 and the ready pipe on fd 1.
+ * The keeper process (runguard-keeper), exec'd by keeper.c's
+ * rg_keeper_start into its slot's namespaces and cgroup with the slot's
+ * socket listening on fd 0 and the ready pipe on fd 1.
  *
- * A run is forked by a runner, a short-lived child of ours that forks the
- * run's child, waits for it and reports its status, and is reaped by the
- * kernel (SIGCHLD ignored). We never wait for a run: what runs did (their
- * CPU time, faults) would add up in our /proc/<pid>/stat, which every run
- * may read where /proc is bind-mounted into its chroot (DOMjudge's).
+ * A run is forked by a runner: a child of ours, PID 1 of a PID namespace
+ * of the run's own, that forks the run's child, reaps it and every
+ * orphan of the run, and sends the child's status to the client. So:
+ * - we never wait for a run: what runs did (their CPU time, faults)
+ *   would add up in our /proc/<pid>/stat, which every run may read where
+ *   /proc is bind-mounted into its chroot (DOMjudge's); the kernel reaps
+ *   the runner (SIGCHLD ignored);
+ * - one SIGKILL to the runner ends the whole run (the kernel kills its
+ *   PID namespace), and the run's pids start at 2 every time;
+ * - the run outlives us: if the keeper dies (an admin's kill), the runner
+ *   goes on and its client still gets the run's own result from it.
  */
 #include "keeper_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -35,26 +43,16 @@
 #include "syscall_filter.h"
 #include "util.h"
 
-/* What a runner says: that the child started (with its pidfd), then how
- * it ended. */
+/* What a runner tells the keeper: that the child started (with its pidfd). */
 struct runner_started {
 	int32_t errnum;
 	char message[512];
 };
 
-struct runner_done {
-	int32_t errnum;
-	int32_t status;
-	int64_t cpu_ns; /* the runner's own, to its last word */
-	struct rusage rusage;
-};
-
 struct keeper {
 	int conn;
-	int last_pid_fd;  /* our PID namespace's ns_last_pid, or -1 */
 	int runner_sock;  /* the run in flight's runner, or -1 */
-	bool reaped;	  /* its REAP came */
-	int64_t runner_cpu_ns;
+	int runner_pidfd; /* and its pidfd */
 	struct timespec cpu_at_spawn;
 	uint64_t runs;
 	int64_t started;
@@ -91,27 +89,26 @@ static void reply_failure(struct keeper *k, int errnum, const char *message)
 }
 
 /*
- * As PID 1 of the slot: one kill reaches every process but us, forks in
- * flight included (a fork with a fatal signal pending fails). With SIGCHLD
- * ignored, wait returns ECHILD once every child, adopted orphans included,
- * is gone. Then the pids start over, so that the next run's pids do not
- * tell how many processes the runs before it made.
+ * The run in flight, all of it: SIGKILL to its runner kills the runner's
+ * PID namespace, and the runner's exit completes only once that is empty.
+ * With SIGCHLD ignored, wait returns ECHILD once every child of ours (the
+ * runners) is gone. Never kill(-1): we live in the host's PID namespace.
  */
-static void kill_all_but_keeper(struct keeper *k)
+static void end_run(struct keeper *k)
 {
-	kill(-1, SIGKILL);
+	if (k->runner_pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, k->runner_pidfd, SIGKILL, NULL,
+			0);
 	for (;;) {
 		pid_t pid = waitpid(-1, NULL, __WALL);
 
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid < 0)
-			break; /* ECHILD: we are alone */
+			break; /* ECHILD: no runner left */
 	}
 	rg_close_fd(&k->runner_sock);
-	if (k->last_pid_fd >= 0 && pwrite(k->last_pid_fd, "1", 1, 0) < 0) {
-		/* without CAP_SYS_ADMIN: pids go on counting */
-	}
+	rg_close_fd(&k->runner_pidfd);
 }
 
 /* -- the runner ------------------------------------------------------ */
@@ -156,55 +153,127 @@ static int start_child(struct keeper *k, struct rg_wire_plan *w,
 	return 0;
 }
 
+/* Every ended child of ours reaped; the run's child's end kept in *d. */
+static bool reap_children(pid_t pid, struct rg_runner_done *d)
+{
+	struct rusage ru;
+	bool done = false;
+	int status;
+	pid_t got;
+
+	while ((got = wait4(-1, &status, WNOHANG | __WALL, &ru)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			/* ECHILD: all reaped; without the child, not ours */
+			if (!done)
+				d->errnum = errno;
+			return true;
+		}
+		if (got == pid) {
+			d->status = status;
+			d->rusage = ru;
+			done = true;
+		}
+	}
+	return done;
+}
+
 /*
- * The runner: the run's child is ours, and so are its exit status and
- * rusage; the keeper only passes them on.
+ * Until the run's child has ended, reaping the orphans the run leaves
+ * (we are their init); then its status to the client, and on reaping
+ * until we are killed. The client's end closing (runguard died, and the
+ * keeper with it or not) ends the run: kill(-1) reaches our PID
+ * namespace only.
+ */
+static _Noreturn void runner_wait(pid_t pid, int sock, int sfd)
+{
+	struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+			       { .fd = sock, .events = 0 } };
+	struct rg_runner_done d = { 0 };
+	struct signalfd_siginfo info;
+	bool done = reap_children(pid, &d), sent = false;
+
+	for (;;) {
+		if (done && !sent) {
+			d.cpu_ns = cpu_ns();
+			rg_keeper_send(sock, &d, sizeof(d), NULL, 0);
+			sent = true;
+		}
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents & (POLLHUP | POLLERR))
+			break;
+		if (p[0].revents & POLLIN) {
+			while (read(sfd, &info, sizeof(info)) > 0)
+				;
+			done |= reap_children(pid, &d);
+		}
+	}
+	kill(-1, SIGKILL);
+	_exit(1);
+}
+
+/*
+ * The runner, PID 1 of the run's PID namespace: the run's child is ours,
+ * and so are its exit status and rusage.
  */
 static _Noreturn void runner_main(struct keeper *k, struct rg_wire_plan *w,
 				  const int *fds, int sock)
 {
 	struct runner_started s = { 0 };
-	struct runner_done d = { 0 };
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct rg_error err;
-	int pidfd = -1;
-	pid_t pid = -1, got;
+	sigset_t chld;
+	int pidfd = -1, sfd;
+	pid_t pid = -1;
 
-	/* we wait for the child, and it must not start with SIGCHLD ignored */
+	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
+	/* we reap (SIGCHLD blocked, read from a signalfd); the child must
+	 * not start with SIGCHLD ignored */
 	sigaction(SIGCHLD, &dfl, NULL);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
 	close(0); /* the slot's listening socket */
 	rg_close_fd(&k->conn);
-	if (start_child(k, w, fds, &pidfd, &pid, &err) < 0) {
+	if (sfd < 0)
+		rg_fail(&err, errno, "runner: signalfd");
+	if (sfd < 0 || start_child(k, w, fds, &pidfd, &pid, &err) < 0) {
 		s.errnum = err.errnum ? err.errnum : EIO;
 		snprintf(s.message, sizeof(s.message), "%.500s", err.message);
 		rg_keeper_send(sock, &s, sizeof(s), NULL, 0);
 		_exit(1);
 	}
 	if (rg_keeper_send(sock, &s, sizeof(s), &pidfd, 1) < 0)
-		_exit(1); /* the keeper kills the child with all else */
+		_exit(1); /* our PID namespace, the child in it, dies with us */
 	close(pidfd);
-	do {
-		got = wait4(pid, &d.status, __WALL, &d.rusage);
-	} while (got < 0 && errno == EINTR);
-	if (got < 0)
-		d.errnum = errno;
-	d.cpu_ns = cpu_ns();
-	rg_keeper_send(sock, &d, sizeof(d), NULL, 0);
-	_exit(0);
+	runner_wait(pid, sock, sfd);
 }
 
 /* -- requests -------------------------------------------------------- */
 
+static long clone_runner(int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_NEWPID | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
 static int fork_runner(struct keeper *k, struct rg_wire_plan *w,
 		       const int *fds, struct rg_error *err)
 {
-	int sv[2];
-	pid_t pid;
+	int sv[2], pidfd = -1;
+	long pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return rg_fail(err, errno, "keeper: socketpair");
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &k->cpu_at_spawn);
-	pid = fork();
+	pid = clone_runner(&pidfd);
 	if (pid == 0) {
 		close(sv[0]);
 		runner_main(k, w, fds, sv[1]);
@@ -212,11 +281,10 @@ static int fork_runner(struct keeper *k, struct rg_wire_plan *w,
 	close(sv[1]);
 	if (pid < 0) {
 		close(sv[0]);
-		return rg_fail(err, errno, "keeper: cannot fork");
+		return rg_fail(err, errno, "keeper: cannot fork the runner");
 	}
 	k->runner_sock = sv[0];
-	k->reaped = false;
-	k->runner_cpu_ns = 0;
+	k->runner_pidfd = pidfd;
 	return 0;
 }
 
@@ -229,7 +297,7 @@ static void do_spawn(struct keeper *k, int *fds, size_t nfds)
 	int pidfd = -1;
 	size_t got;
 
-	if (nfds != RG_KEEPER_SPAWN_FDS || k->runner_sock >= 0) {
+	if (nfds != RG_KEEPER_SPAWN_FDS || k->runner_pidfd >= 0) {
 		reply_failure(k, EPROTO, "keeper: a spawn out of turn");
 		return;
 	}
@@ -247,48 +315,26 @@ static void do_spawn(struct keeper *k, int *fds, size_t nfds)
 		if (got)
 			close(pidfd);
 		s.message[sizeof(s.message) - 1] = '\0';
-		kill_all_but_keeper(k);
+		end_run(k);
 		reply_failure(k, s.errnum ? s.errnum : EIO,
 			      s.errnum ? s.message : "keeper: the runner died");
 		return;
 	}
-	reply(k, &r, &pidfd, 1);
+	/* the client reads the result from the runner itself */
+	reply(k, &r, (int[]){ pidfd, k->runner_sock, k->runner_pidfd },
+	      RG_KEEPER_REPLY_FDS);
 	close(pidfd);
-}
-
-static void do_reap(struct keeper *k)
-{
-	struct rg_keeper_reply r = { 0 };
-	struct runner_done d;
-	size_t got;
-
-	if (k->runner_sock < 0 || k->reaped) {
-		r.errnum = ECHILD;
-		reply(k, &r, NULL, 0);
-		return;
-	}
-	k->reaped = true;
-	if (rg_keeper_recv(k->runner_sock, &d, sizeof(d), NULL, 0, &got) !=
-	    (ssize_t)sizeof(d)) {
-		reply_failure(k, ECHILD, "keeper: the run's runner died");
-		return;
-	}
-	r.errnum = d.errnum;
-	r.status = d.status;
-	r.rusage = d.rusage;
-	k->runner_cpu_ns = d.cpu_ns;
-	reply(k, &r, NULL, 0);
+	rg_close_fd(&k->runner_sock);
 }
 
 static void do_kill(struct keeper *k)
 {
 	struct rg_keeper_reply r = { 0 };
-	bool ran = k->runner_sock >= 0;
+	bool ran = k->runner_pidfd >= 0;
 
-	kill_all_but_keeper(k);
+	end_run(k);
 	/* in the slot's cgroup: not the run's, and measured exactly */
-	r.keeper_cpu_ns = ran ? cpu_ns_since(&k->cpu_at_spawn) +
-					k->runner_cpu_ns : 0;
+	r.keeper_cpu_ns = ran ? cpu_ns_since(&k->cpu_at_spawn) : 0;
 	reply(k, &r, NULL, 0);
 }
 
@@ -298,7 +344,7 @@ static void do_scrub(struct keeper *k)
 	struct rg_keeper_reply r = { 0 };
 	struct rg_error err;
 
-	if (k->runner_sock >= 0) {
+	if (k->runner_pidfd >= 0) {
 		reply_failure(k, EPROTO, "keeper: a scrub while a run is out");
 		return;
 	}
@@ -342,8 +388,6 @@ static void serve_client(struct keeper *k)
 			do_hello(k);
 		} else if (req.op == RG_KEEPER_SPAWN) {
 			do_spawn(k, fds, nfds);
-		} else if (req.op == RG_KEEPER_REAP) {
-			do_reap(k);
 		} else if (req.op == RG_KEEPER_KILL) {
 			do_kill(k);
 		} else if (req.op == RG_KEEPER_SCRUB) {
@@ -367,17 +411,14 @@ static bool peer_is_root(int conn)
 
 static _Noreturn void serve(int listen_fd)
 {
-	struct keeper k = { .conn = -1, .runner_sock = -1 };
+	struct keeper k = { .conn = -1, .runner_sock = -1,
+			    .runner_pidfd = -1 };
 	struct timespec now;
 
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	k.started = now.tv_sec;
-	/* the write applies to the writer's PID namespace */
-	k.last_pid_fd = open("/proc/sys/kernel/ns_last_pid",
-			     O_WRONLY | O_CLOEXEC);
 	rg_slot_init(&k.slot, NULL);
 	k.slot.namespaces_outlive_run = true;
-	kill_all_but_keeper(&k);
 	for (;;) {
 		k.conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (k.conn < 0) {
@@ -388,7 +429,7 @@ static _Noreturn void serve(int listen_fd)
 		if (peer_is_root(k.conn))
 			serve_client(&k);
 		/* nothing of a run outlives its client */
-		kill_all_but_keeper(&k);
+		end_run(&k);
 		rg_close_fd(&k.conn);
 	}
 }
@@ -402,7 +443,7 @@ static bool started_by_runguard(int argc)
 	socklen_t len = sizeof(listening);
 	struct stat st;
 
-	return argc == 3 && getpid() == 1 && geteuid() == 0 &&
+	return argc == 3 && geteuid() == 0 &&
 	       getsockopt(0, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) == 0 &&
 	       listening && fstat(1, &st) == 0 && S_ISFIFO(st.st_mode);
 }
@@ -415,8 +456,8 @@ int rg_keeper_main(int argc, char **argv)
 	(void)argv; /* pool directory and slot: for ps, not for us */
 	if (!started_by_runguard(argc)) {
 		fprintf(stderr, "%s: the resident process of a runguard pool "
-			"slot, started by librunguard (PID 1 of the slot's PID "
-			"namespace, with the slot's socket and a ready pipe); "
+			"slot, started by librunguard (in the slot's "
+			"namespaces, with the slot's socket and a ready pipe); "
 			"not a command to run by hand\n", RG_KEEPER_NAME);
 		return 2;
 	}

@@ -722,6 +722,7 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 static void free_lease(struct rg_pool_lease *l)
 {
+	rg_keeper_run_close(&l->run);
 	rg_close_fd(&l->keeper_conn);
 	put_cgroup(l);
 	rg_ns_close(l->slot.ns_fd);
@@ -766,6 +767,7 @@ static struct rg_pool_lease *new_lease(const struct rg_config *cfg,
 	l->exact_v2_peak = cfg->pool_v2_exact_peak;
 	l->lock_fd = -1;
 	l->keeper_conn = -1;
+	rg_keeper_run_init(&l->run);
 	l->dir_fd = -1;
 	if (open_pool_dir(l, cfg, pool, err) < 0) {
 		free_lease(l);
@@ -899,26 +901,40 @@ static int resident_spawn(struct rg_slot *slot,
 
 	l->keeper_cpu_ns = 0;
 	l->keeper_alone = false;
-	return rg_keeper_spawn(l->keeper_conn, plan, child, err);
+	rg_keeper_run_close(&l->run);
+	return rg_keeper_spawn(l->keeper_conn, plan, child, &l->run, err);
 }
 
 static int resident_reap(struct rg_slot *slot, struct rg_child *child,
 			 int *status, struct rusage *ru, struct rg_error *err)
 {
 	(void)child;
-	return rg_keeper_reap(to_lease(slot)->keeper_conn, status, ru, err);
+	return rg_keeper_reap(&to_lease(slot)->run, status, ru, err);
 }
 
 static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 {
 	struct rg_pool_lease *l = to_lease(slot);
+	bool gone;
 
-	if (l->keeper_conn < 0) /* stopped: the cgroup is all there is */
-		return rg_cgroup_kill_all(slot->cgroup, err);
 	if (l->keeper_alone) /* collect, release and reset each ask */
 		return 0;
-	if (rg_keeper_kill(l->keeper_conn, &l->keeper_cpu_ns, err) < 0)
+	if (rg_keeper_kill(l->keeper_conn, &l->run, &l->keeper_cpu_ns, &gone,
+			   err) < 0)
 		return -1;
+	if (gone) {
+		/*
+		 * The keeper died (an admin's kill) with the run in flight,
+		 * which went on without it: the run's result stands, and the
+		 * slot is served as without a keeper until a new one.
+		 */
+		rg_close_fd(&l->keeper_conn);
+		l->slot.ops = &pooled_slot_ops;
+		l->keeper_bytes = 0;
+		rg_cgroup_set_resident(slot->cgroup, 0);
+		if (rg_cgroup_kill_all(slot->cgroup, err) < 0)
+			return -1;
+	}
 	l->keeper_alone = true;
 	return 0;
 }
@@ -958,6 +974,11 @@ static void resident_correct_stats(struct rg_slot *slot,
 		held = now;
 	st->memory_peak = st->memory_peak > held + batch ?
 				  st->memory_peak - held : batch;
+	/* the slot's limit has the keeper's share in whole batches: a run
+	 * at its limit reports its own limit, as per-run */
+	if (l->rec.memory_limit != RG_UNLIMITED &&
+	    st->memory_peak > l->rec.memory_limit)
+		st->memory_peak = l->rec.memory_limit;
 }
 
 static const struct rg_slot_ops resident_slot_ops = {

@@ -24,6 +24,7 @@
 #include <runguard/pool.h>
 
 #include "config.h"
+#include "keeper.h"
 #include "slot.h"
 
 #define RG_POOL_MAGIC "RGPOOL\0\1"
@@ -102,6 +103,7 @@ struct rg_pool_lease {
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
+	struct rg_keeper_run run; /* the run in flight in a resident slot */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
 	struct rg_pool *pool; /* that handle, or NULL */

@@ -24,7 +24,7 @@ class CliTest(RGTestCase):
                     '--outmeta', '--runpipepid', '--verbose', '--quiet',
                     '--help', '--version', '--seccomp', '--allow-core-dumps',
                     '--pool-size', '--pool-dir', '--pool-create',
-                    '--pool-show', '--pool-destroy[=force]',
+                    '--pool-show', '--pool-destroy[=force|wait]',
                     '--pool-prewarm'):
             self.assertIn(opt, res.stdout)
         # sudo strips RUNGUARD_POOL_*: DOMjudge's runs need the file

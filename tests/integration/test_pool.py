@@ -2752,8 +2752,8 @@ class ResidentSlotTest(PoolTestCase):
                            meta='meta-%d' % i)
             self.assertPoolMeta(r)
             seen.append(r.stdout.split())
-        # 1 is the keeper, 2 the run's runner (keeper_server.c)
-        self.assertEqual(seen, [['3', '4']] * 4,
+        # 1 is the run's runner, PID 1 of its namespace (keeper_server.c)
+        self.assertEqual(seen, [['2', '3']] * 4,
                          'pids in the slot\'s PID namespace, per run')
 
     def test_keeper_stays_and_serves_many_runs(self):
@@ -2887,6 +2887,29 @@ class ResidentSlotTest(PoolTestCase):
         self.assertGreaterEqual(written - limit, 256 * 1024,
                                 'the keeper\'s share of %s' % name)
         self.assertLess(written - limit, 32 * MIB, name)
+
+    def test_keeper_killed_mid_run_keeps_the_runs_result(self):
+        """A keeper killed during a run (an admin's kill, or any death):
+        the run goes on under its runner, in a PID namespace of its own,
+        and gets its own result, not an internal error (on which DOMjudge
+        disables the judgehost); the slot gets a new keeper after."""
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-warm'))
+        a = self.start(['-t', '20', self.probe, 'hold', '2'], 'meta-a')
+        self.wait_for_user_process('poolprobe')
+        keepers = keeper_pids(self.show().cgroup)
+        self.assertTrue(keepers, 'no keeper in the pool\'s cgroups')
+        for pid in keepers:
+            os.kill(pid, signal.SIGKILL)
+        res = self.finish(a, timeout=30)
+        self.assertPoolMeta(res)
+        self.assertEqual(res.m['exitcode'], '0', res.describe())
+        for i in range(3):
+            self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                         meta='meta-after-%d' % i))
+        after = keeper_pids(self.show().cgroup)
+        self.assertTrue(after, 'no new keeper')
+        self.assertFalse(set(after) & set(keepers), after)
 
     def test_oom_takes_the_run_not_the_keeper(self):
         """A run that fills its memory limit with many small processes:
