@@ -217,6 +217,12 @@ int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
 	return cg->ops->memory_usage(cg, bytes, err);
 }
 
+int rg_cgroup_user_memory(struct rg_cgroup *cg, uint64_t *bytes,
+			  struct rg_error *err)
+{
+	return cg->ops->user_memory(cg, bytes, err);
+}
+
 void rg_cgroup_close(struct rg_cgroup *cg)
 {
 	if (cg)

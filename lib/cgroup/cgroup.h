@@ -177,6 +177,15 @@ bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg);
  * Memory charged to the cgroup now (v1 memory.usage_in_bytes, v2
  * memory.current): one pread().
  */
+/*
+ * The bytes of pages on the memory LRU lists (anonymous, page cache,
+ * tmpfs, unevictable): what tasks and files hold, without the kernel's
+ * own objects, whose charge comes and goes with slab pages and per-CPU
+ * batches whatever a run left.
+ */
+int rg_cgroup_user_memory(struct rg_cgroup *cg, uint64_t *bytes,
+			  struct rg_error *err);
+
 int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
 			   struct rg_error *err);
 

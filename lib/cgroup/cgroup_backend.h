@@ -50,6 +50,9 @@ struct rg_cgroup_ops {
 	bool (*needs_reclaim)(struct rg_cgroup *cg);
 	int (*memory_usage)(struct rg_cgroup *cg, uint64_t *bytes,
 			    struct rg_error *err);
+	/* rg_cgroup_user_memory() */
+	int (*user_memory)(struct rg_cgroup *cg, uint64_t *bytes,
+			   struct rg_error *err);
 	/* rmdir what was created; -1 if a directory stays */
 	int (*remove)(struct rg_cgroup *cg, struct rg_error *err);
 	/* close every fd and free */
@@ -120,6 +123,8 @@ int rg_cg_read_u64(int fd, uint64_t *value);
 /* The value of the "key value" line; -ENOENT if there is none. */
 int rg_cg_read_key(int fd, const char *key, uint64_t *value);
 /* The sum of the values of these keys' lines (missing ones count 0). */
+/* memory.stat's pages on the LRU lists (anon, file, unevictable), bytes. */
+int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes);
 int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
 		   uint64_t *sum);
 /*

@@ -161,6 +161,13 @@ static const char *const lru_keys[] = {
 	"unevictable",
 };
 
+int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes)
+{
+	*bytes = 0;
+	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
+			      sizeof(lru_keys) / sizeof(*lru_keys), bytes);
+}
+
 /*
  * Above this much charged, reclaim also runs for kernel memory alone
  * (e.g. dentries of a stat() storm, which its slab shrinking frees). Below

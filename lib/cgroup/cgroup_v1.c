@@ -714,6 +714,17 @@ static int v1_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
 	return 0;
 }
 
+static int v1_user_memory(struct rg_cgroup *base, uint64_t *bytes,
+			  struct rg_error *err)
+{
+	int ret = rg_cg_lru_bytes(to_v1(base)->fd[F_MEMSTAT], bytes);
+
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.stat of %s",
+			       base->label);
+	return 0;
+}
+
 /* Counters a new cgroup starts at 0 and that v1 lets us zero. */
 static const enum v1_file v1_zeroed[] = {
 	F_FAILCNT, F_MEMSW_FAILCNT, F_MAX_USAGE, F_MEMSW_MAX_USAGE, F_USAGE,
@@ -975,6 +986,7 @@ static const struct rg_cgroup_ops v1_ops = {
 	.reset = v1_reset,
 	.needs_reclaim = v1_needs_reclaim,
 	.memory_usage = v1_memory_usage,
+	.user_memory = v1_user_memory,
 	.remove = v1_remove,
 	.release = v1_release,
 };

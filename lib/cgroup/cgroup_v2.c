@@ -612,6 +612,23 @@ static void v2_sample_unresettable_peak(struct rg_cgroup *base)
 		rg_close_fd(&cg->fd[F_PEAK]);
 }
 
+static int v2_user_memory(struct rg_cgroup *base, uint64_t *bytes,
+			  struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+	int ret;
+
+	if (cg->fd[F_MEM_STAT] < 0)
+		return rg_fail(err, ENODEV,
+			       "cgroup %s has no memory controller",
+			       base->label);
+	ret = rg_cg_lru_bytes(cg->fd[F_MEM_STAT], bytes);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading memory.stat of %s",
+			       base->label);
+	return 0;
+}
+
 static int v2_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
 			   struct rg_error *err)
 {
@@ -837,6 +854,7 @@ static const struct rg_cgroup_ops v2_ops = {
 	.reset = v2_reset,
 	.needs_reclaim = v2_needs_reclaim,
 	.memory_usage = v2_memory_usage,
+	.user_memory = v2_user_memory,
 	.remove = v2_remove,
 	.release = v2_release,
 };

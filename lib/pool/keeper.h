@@ -2,8 +2,8 @@
 /*
  * A resident slot's keeper, the client's side: the keeper is a process of
  * its own executable (runguard-keeper, keeper_server.c) that lives as
- * long as its pool slot, PID 1 of the slot's own PID namespace, inside
- * the slot's IPC, network and UTS namespaces and its cgroup, serving one
+ * long as its pool slot, inside the slot's IPC, network and UTS
+ * namespaces and its cgroup, serving one
  * runguard at a time over a unix socket in the pool directory
  * (<slot>.sock, root only; messages in keeper_proto.h). A run is then a
  * fork in the slot: the child inherits the cgroup and the namespaces, so
@@ -13,12 +13,14 @@
  *   runguard (client)                 keeper
  *   HELLO  ------------------------>  its protocol version: another
  *                                     build's keeper is replaced
- *   SPAWN plan memfd + fds  -------->  a runner (pid 2) forks the child;
- *   <--------------------------------  the child's pidfd
+ *   SPAWN plan memfd + fds  -------->  a runner, PID 1 of a new PID
+ *                                     namespace, forks the child;
+ *   <--------------------------------  the child's pidfd, the runner's
+ *                                     socket and pidfd
  *   READY, baselines, release, supervise (as for any child, spawn.h)
- *   REAP  ------------------------->  the runner's wait4: status, rusage
- *   KILL  ------------------------->  kill(-1, SIGKILL), wait for all:
- *                                     only the keeper is left in the slot
+ *   (the runner's socket)  <---------  the child's status and rusage
+ *   KILL  ------------------------->  SIGKILL to the runner, wait: only
+ *                                     the keeper is left in the slot
  *   SCRUB ------------------------->  SysV objects and unix sockets of
  *                                     its namespaces (rg_ns_scrub_here)
  *   close (or runguard dies) ------>  the same KILL, at once

@@ -304,7 +304,7 @@ static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
 
 	/* the keeper dies with it: the slot is plain pooled until a new one */
 	rg_close_fd(&l->keeper_conn);
-	l->keeper_bytes = 0;
+	l->keeper_bytes = l->keeper_pages = 0;
 	l->slot.ops = &pooled_slot_ops;
 	l->slot.cgroup = NULL;
 	if (rg_cgroup_destroy(old, err) < 0)
@@ -314,14 +314,19 @@ static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
 	return 0;
 }
 
+/*
+ * Pages a run left (on the LRU lists: not the kernel's own objects, whose
+ * charge swings by a MiB with slab pages and per-CPU batches whatever the
+ * run did, and which the next run's numbers do not count as its pages).
+ */
 static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 {
-	uint64_t usage;
+	uint64_t pages;
 
-	if (rg_cgroup_memory_usage(l->slot.cgroup, &usage, err) < 0)
+	if (rg_cgroup_user_memory(l->slot.cgroup, &pages, err) < 0)
 		return -1;
 	/* a keeper's own pages are no run's (more under a sanitizer) */
-	if (usage <= RECYCLE_ABOVE_BYTES + l->keeper_bytes &&
+	if (pages <= RECYCLE_ABOVE_BYTES + l->keeper_pages &&
 	    !rg_cgroup_needs_recycle(l->slot.cgroup))
 		return 0;
 	return drop_cgroup(l, err);
@@ -337,7 +342,7 @@ static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 
 	rg_close_fd(&l->keeper_conn);
 	l->slot.ops = &pooled_slot_ops;
-	l->keeper_bytes = 0;
+	l->keeper_bytes = l->keeper_pages = 0;
 	rg_cgroup_set_resident(l->slot.cgroup, 0);
 	/* the limit in force has the keeper's share: written again */
 	l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
@@ -662,7 +667,8 @@ static int use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 	rg_cgroup_expect_tasks(l->slot.cgroup);
 	l->slot.ops = &resident_slot_ops;
 	/* the slot is reset: what is charged now is the keeper's */
-	if (rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err) < 0)
+	if (rg_cgroup_memory_usage(l->slot.cgroup, &l->keeper_bytes, err) < 0 ||
+	    rg_cgroup_user_memory(l->slot.cgroup, &l->keeper_pages, err) < 0)
 		return -1;
 	rg_cgroup_set_resident(l->slot.cgroup, l->keeper_bytes);
 	/* the limit was written without it: once per keeper */
@@ -930,7 +936,7 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 		 */
 		rg_close_fd(&l->keeper_conn);
 		l->slot.ops = &pooled_slot_ops;
-		l->keeper_bytes = 0;
+		l->keeper_bytes = l->keeper_pages = 0;
 		rg_cgroup_set_resident(slot->cgroup, 0);
 		if (rg_cgroup_kill_all(slot->cgroup, err) < 0)
 			return -1;

@@ -101,6 +101,7 @@ struct rg_pool_lease {
 	int keeper_conn;       /* resident slots: our keeper, or -1 */
 	pid_t keeper_pid;      /* and its pid */
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
+	uint64_t keeper_pages; /* and of it, pages on the LRU lists */
 	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
 	bool keeper_alone;     /* nothing but the keeper since the last kill */
 	struct rg_keeper_run run; /* the run in flight in a resident slot */
