@@ -2841,7 +2841,7 @@ class ResidentSlotTest(PoolTestCase):
     def test_keeper_proc_tells_nothing_of_earlier_runs(self):
         """DOMjudge's chroot has the host's /proc: a run reads
         /proc/<keeper>/stat. The keeper never waits for a run (a runner
-        does, and the kernel reaps the runner), so the runs' CPU time and
+        does, and the kernel reaps the runner), so 100 runs' CPU time and
         faults never add up there (children's CPU went 0 -> 71 ticks,
         their minor faults 0 -> 7850 over a few runs). The keeper is its
         own executable: no environment, a fixed command line."""
@@ -2850,13 +2850,14 @@ class ResidentSlotTest(PoolTestCase):
         keepers = keeper_pids(self.show().cgroup)
         self.assertTrue(keepers, 'no keeper in the pool\'s cgroups')
         before = {pid: keeper_children_usage(pid) for pid in keepers}
-        for i in range(6):
-            r = self.prg('-t', '20', self.prog('spin'), '0.2',
-                         meta='meta-spin-%d' % i)
+        for i in range(100):
+            if i % 25 == 0:
+                r = self.prg('-t', '20', self.prog('spin'), '0.2',
+                             meta='meta-spin-%d' % i)
+            else:
+                r = self.prg('-t', '20', '-m', str(256 * 1024),
+                             self.prog('memhog'), '8', meta='meta-hog')
             self.assertPoolMeta(r)
-            r = self.prg('-t', '20', '-m', str(256 * 1024),
-                         self.prog('memhog'), '32', meta='meta-hog-%d' % i)
-            self.assertNotIn('internal-error', r.keys, r.describe())
         for pid in keepers:
             self.assertEqual(keeper_children_usage(pid), before[pid],
                              'keeper %d: the runs\' usage shows in its '
