@@ -274,7 +274,7 @@ static void check_favordynmods(struct rg_check_ctx *c)
 		 c->o.pool_keepers)
 		rg_check_add(c->report, item, RG_CHECK_OK, NULL, "%s",
 			     rg_check_kernel_at_least(c, 6, 0) ?
-				     "the kernel takes it (6.0+): a v1 pool mounts a named hierarchy with it (v1-favordynmods)" :
+				     "the kernel takes it (6.0+): a v1 pool without keepers mounts a named hierarchy with it if v1-favordynmods = yes" :
 				     "not known before 6.0; not needed here (no pool, or resident slots)");
 	else
 		rg_check_add(c->report, item, RG_CHECK_WARNING,

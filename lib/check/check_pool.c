@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <runguard/pool.h>
 
 #include "check_internal.h"
 #include "error.h"
+#include "keeper.h"
 #include "pool.h"
 
 #define TEXT_LEN 1100
@@ -93,6 +95,31 @@ static void check_slots(struct rg_check_ctx *c, const struct pool_view *v)
 		     nr[RG_POOL_SLOT_DIRTY], keepers);
 }
 
+/*
+ * Resident slots need the keeper executable: without it every run is
+ * pooled without a keeper, and says so in a warning.
+ */
+static void check_keeper_exe(struct rg_check_ctx *c)
+{
+	struct rg_error err = { 0 };
+	char path[PATH_MAX], text[TEXT_LEN];
+	int fd;
+
+	if (!c->o.pool_keepers)
+		return;
+	fd = rg_keeper_open_exe(path, sizeof(path), &err);
+	if (fd >= 0) {
+		close(fd);
+		rg_check_add(c->report, "pool.keeper", RG_CHECK_OK, NULL,
+			     "%s", path);
+		return;
+	}
+	rg_check_add(c->report, "pool.keeper", RG_CHECK_WARNING,
+		     "install -m 755 -o root -g root build/keeper/runguard-keeper next to runguard (or meson install)",
+		     "%s: runs are pooled without keepers",
+		     rg_error_format(&err, text, sizeof(text)));
+}
+
 void rg_check_pool(struct rg_check_ctx *c)
 {
 	struct pool_view v = {
@@ -110,6 +137,7 @@ void rg_check_pool(struct rg_check_ctx *c)
 			     src);
 		return;
 	}
+	check_keeper_exe(c);
 	snprintf(v.destroy, sizeof(v.destroy),
 		 "runguard --pool-dir=%s --pool-destroy=force", v.dir);
 	if (rg_pool_show(v.dir, &v.info, &v.slots, sizeof(*v.slots),

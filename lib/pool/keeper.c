@@ -73,7 +73,7 @@ static int open_trusted_exe(const char *path)
  * it); else the installed one. Never a path from the environment:
  * runguard runs as root under sudo. Its path goes to *path.
  */
-static int open_keeper_exe(char *path, size_t len, struct rg_error *err)
+int rg_keeper_open_exe(char *path, size_t len, struct rg_error *err)
 {
 	char self[PATH_MAX];
 	Dl_info info;
@@ -81,7 +81,7 @@ static int open_keeper_exe(char *path, size_t len, struct rg_error *err)
 	int fd;
 
 	if (in_build_tree("/proc/self/exe") ||
-	    (dladdr((void *)open_keeper_exe, &info) &&
+	    (dladdr((void *)rg_keeper_open_exe, &info) &&
 	     in_build_tree(info.dli_fname))) {
 		snprintf(path, len, "%s", RG_KEEPER_BUILD_PATH);
 	} else {
@@ -278,7 +278,7 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 	pool_dir[n > 0 ? n : 0] = '\0';
 	snprintf(slot, sizeof(slot), "%s", name);
 	/* opened before we enter the slot's mount namespace */
-	exe_fd = open_keeper_exe(exe, sizeof(exe), err);
+	exe_fd = rg_keeper_open_exe(exe, sizeof(exe), err);
 	if (exe_fd < 0)
 		return -1;
 	if (bind_listener(dir_fd, name, &listen_fd, err) < 0) {

@@ -38,6 +38,13 @@ struct rg_cgroup;
 struct rg_ns_scrub;
 
 /*
+ * The keeper executable (O_PATH, close-on-exec): the build tree's when
+ * this code runs from it, else next to the running executable, else the
+ * installed one; root's and written by root alone. Its path goes to path.
+ */
+int rg_keeper_open_exe(char *path, size_t len, struct rg_error *err);
+
+/*
  * Start the keeper of slot name (in dir_fd, the pool directory) in the
  * namespaces ns_fd (see slot.h) and cgroup cg. Returns once it listens.
  */

@@ -359,6 +359,10 @@ class CheckHostTest(CheckTestCase):
         self.assertIn('3 slots in %s (pool-size from %s:1, pool-dir from '
                       '%s:2): not made yet' % (pool, conf, conf),
                       r.items['pool']['message'], d)
+        # resident slots by default: the keeper this build would start
+        self.assertEqual(r.status('pool.keeper'), 'ok', d)
+        self.assertTrue(r.items['pool.keeper']['message'].endswith(
+            '/keeper/runguard-keeper'), d)
         r = self.check('-u', RUN_USER, env=self.env(
             RUNGUARD_CONFIG=conf, RUNGUARD_POOL_SIZE='2'))
         self.assertIn('2 slots in %s (pool-size from RUNGUARD_POOL_SIZE'
