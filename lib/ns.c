@@ -1130,6 +1130,16 @@ static int scrub_net(int net_fd, struct rg_ns_scrub *report,
 	return ret;
 }
 
+int rg_ns_settle_unix(int net_fd, unsigned int *left, struct rg_error *err)
+{
+	struct rg_ns_scrub report = { 0 };
+
+	if (scrub_net(net_fd, &report, err) < 0)
+		return -1;
+	*left = report.unix_sockets_left;
+	return 0;
+}
+
 int rg_ns_scrub(const int fds[RG_NS_COUNT], const char *dir, const char *name,
 		struct rg_ns_scrub *report, struct rg_error *err)
 {

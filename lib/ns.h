@@ -111,6 +111,14 @@ struct rg_ns_scrub {
  * when <dir>/<name>.mq is not an mqueue mount. The calling thread must have no SysV semaphore undo state
  * of its own (setns to another IPC namespace applies it).
  */
+/*
+ * The unix sockets of net namespace net_fd (a run's own, about to go):
+ * the garbage collector kicked and waited for as rg_ns_scrub does, so that
+ * a file a run left in flight (and a lock on it) is let go before the
+ * next run. *left: sockets still there after 200 ms.
+ */
+int rg_ns_settle_unix(int net_fd, unsigned int *left, struct rg_error *err);
+
 int rg_ns_scrub(const int fds[RG_NS_COUNT], const char *dir, const char *name,
 		struct rg_ns_scrub *report, struct rg_error *err);
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "slot.h"
+#include "ns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -149,7 +150,17 @@ static int transient_release(struct rg_slot *slot, struct rg_error *err)
 {
 	struct transient_slot *t = to_transient(slot);
 	int rc = rg_cgroup_destroy(slot->cgroup, err);
+	struct rg_error ignored;
+	unsigned int left;
 
+	/*
+	 * A file the run left in flight in a unix socket cycle (a lock on
+	 * it included) goes only with the unix garbage collector: waited
+	 * for here, not after the next run has started. Best effort: the
+	 * namespace goes with its last fd anyway.
+	 */
+	if (t->held_ns_fd[RG_NS_NET] >= 0)
+		rg_ns_settle_unix(t->held_ns_fd[RG_NS_NET], &left, &ignored);
 	for (int i = 0; i < RG_NS_COUNT; i++)
 		rg_close_fd(&t->held_ns_fd[i]);
 	free(t);

@@ -2500,6 +2500,25 @@ class ReusedSlotLooksFreshTest(PoolTestCase):
         self.assertPoolMeta(r, slots=(0,))
         self.assertEqual(r.stdout, 'looked\n', r.describe())
 
+    def test_lock_left_in_flight_is_let_go(self):
+        """A flock on a file every run may open, left in flight in a unix
+        socket cycle as the run ends: the next run finds the file free,
+        pooled or per-run (per-run, the run's net namespace went without
+        waiting for the unix garbage collector: held 3 times in 3)."""
+        path = self.path('lockfile')
+        with open(path, 'w'):
+            pass
+        os.chmod(path, 0o644)
+        for pooled in (True, False):
+            for i in range(3):
+                tag = '%s-%d' % ('pool' if pooled else 'nopool', i)
+                r = self.probe_run('meta-lock-' + tag, 'lock', path,
+                                   pooled=pooled)
+                self.assertIn('lock: in flight', r.stdout, r.describe())
+                r = self.probe_run('meta-try-' + tag, 'trylock', path,
+                                   pooled=pooled)
+                self.assertIn('trylock: free', r.stdout, r.describe())
+
     def test_sysv_ipc_ids_as_in_a_fresh_namespace(self):
         # The ids a run gets (one object made and removed, then three)
         # are those of a new IPC namespace, also after runs that made many.

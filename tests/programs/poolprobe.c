@@ -36,6 +36,11 @@
  *   netread            the net namespace's counter files, verbatim:
  *                      /proc/net/snmp, netstat, dev and snmp6 (if there)
  *   kib FILE KIB       write KIB KiB to FILE and leave it
+ *   lock FILE          flock FILE exclusively and leave the lock in flight:
+ *                      the fd and a socket of a socketpair sent over the
+ *                      other, which is sent over the first (a cycle only
+ *                      unix GC frees); prints "lock: in flight"
+ *   trylock FILE       "trylock: free" or "trylock: held" (flock, LOCK_NB)
  *   memcg              this process's memory cgroup: its memory.stat
  *                      shmem (tmpfs pages charged to it) and its usage
  *   swarm N KIB S      fork N children that each touch KIB KiB of anonymous
@@ -52,6 +57,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
@@ -209,6 +215,61 @@ static int send_self(int fd, const char *name)
 	cm->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
 	return sendmsg(fd, &msg, 0) == 1 ? 0 : -1;
+}
+
+/* n fds over sock (connected) with SCM_RIGHTS. */
+static int send_fds(int sock, const int *fds, size_t n)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 2)];
+		struct cmsghdr align;
+	} u;
+	char byte = 'x';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n),
+	};
+	struct cmsghdr *cm;
+
+	memset(&u, 0, sizeof(u));
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * n);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * n);
+	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
+}
+
+static int do_lock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), sv[2];
+
+	if (fd < 0 || flock(fd, LOCK_EX) < 0 ||
+	    socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0 ||
+	    send_fds(sv[0], (int[]){ sv[1], fd }, 2) < 0 ||
+	    send_fds(sv[1], (int[]){ sv[0] }, 1) < 0) {
+		printf("lock: error %s\n", errname(errno));
+		return 1;
+	}
+	printf("lock: in flight\n");
+	return 0;
+}
+
+static int do_trylock(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("trylock: error %s\n", errname(errno));
+		return 1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		printf("trylock: free\n");
+	else
+		printf("trylock: %s\n",
+		       errno == EWOULDBLOCK ? "held" : errname(errno));
+	return 0;
 }
 
 /*
@@ -870,7 +931,8 @@ int main(int argc, char **argv)
 	static const char usage[] =
 		"ns | hold S | times S | leave | look | ref MIB S | "
 		"cache FILE MIB | shm MIB | cpuchild S | daemon S | ipc N | "
-		"netsend | netread | kib FILE KIB | memcg | swarm N KIB S";
+		"netsend | netread | kib FILE KIB | memcg | swarm N KIB S | "
+		"lock FILE | trylock FILE";
 	const char *mode;
 
 	if (argc < 2)
@@ -911,6 +973,10 @@ int main(int argc, char **argv)
 		return do_netread();
 	if (!strcmp(mode, "kib") && argc == 4)
 		return do_kib(argv[2], parse_long(argv[3]));
+	if (!strcmp(mode, "lock") && argc == 3)
+		return do_lock(argv[2]);
+	if (!strcmp(mode, "trylock") && argc == 3)
+		return do_trylock(argv[2]);
 	if (!strcmp(mode, "memcg") && argc == 2)
 		return do_memcg();
 	if (!strcmp(mode, "swarm") && argc == 5)
