@@ -172,8 +172,14 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 		_exit(1);
 	if (!errnum) {
 		ready_fd = 1;
-		/* the new image says it is ready (keeper_server.c) */
+		/*
+		 * The new image says it is ready (keeper_server.c). By the
+		 * opened file, not its path: execveat (fexecve), or where that
+		 * fails (ENOENT on Debian 11's 5.10 in the kernel lab) the
+		 * same file through /proc.
+		 */
 		fexecve(3, argv, envp);
+		execve("/proc/self/fd/3", argv, envp);
 		errnum = errno;
 	}
 	if (write(ready_fd, &errnum, sizeof(errnum)) < 0)
