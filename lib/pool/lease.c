@@ -220,6 +220,14 @@ static int lock_pool_shared(int dir_fd, unsigned int size, int *pool_lock,
 	return rg_pool_read_header(dir_fd, h) == 0 && h->size >= size;
 }
 
+/* The directory of dir_fd was removed (by a destroy). */
+static bool dir_removed(int dir_fd)
+{
+	struct stat st;
+
+	return fstat(dir_fd, &st) == 0 && st.st_nlink == 0;
+}
+
 /* Shared pool lock held while picking, so destroy waits for us. */
 static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 		       struct rg_pool_lease *l, struct pool_header *h,
@@ -242,9 +250,12 @@ static int lock_a_slot(const struct rg_config *cfg, int wake_fd,
 				return rg_fail(err, EAGAIN, "the pool in `%s' "
 					       "keeps disappearing", o.dir);
 			/* a destroy may have removed the directory, too */
-			if (rg_pool_reopen_dir(o.dir, &l->dir_fd, err) < 0 ||
-			    rg_pool_ensure(l->dir_fd, o.dir, &o, &cfg->log, h,
-					   err) < 0)
+			if (rg_pool_reopen_dir(o.dir, &l->dir_fd, err) < 0)
+				return -1;
+			/* or may remove it now (ENOENT): then again */
+			if (rg_pool_ensure(l->dir_fd, o.dir, &o, &cfg->log, h,
+					   err) < 0 &&
+			    !(err->errnum == ENOENT && dir_removed(l->dir_fd)))
 				return -1;
 			continue;
 		}
