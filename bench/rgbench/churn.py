@@ -90,7 +90,7 @@ def pool_namespaces(sb, contender):
 
 def find_program(parent, uid, keeper_cgroup=None, timeout=5.0):
     """(pid, parent) of runguard's child once it runs `trivial` as the run
-    user; its parent is runguard, or in a resident slot the keeper of the
+    user; its parent is runguard, or in a resident slot the runner of the
     pool whose cgroup is keeper_cgroup.  (None, None) if not found."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -99,7 +99,8 @@ def find_program(parent, uid, keeper_cgroup=None, timeout=5.0):
                 continue
             ppid = program_parent(int(name), uid)
             if ppid is not None and (ppid == parent or (
-                    keeper_cgroup and is_keeper(ppid, keeper_cgroup))):
+                    keeper_cgroup and is_keeper(ppid, keeper_cgroup,
+                                                runner=True))):
                 return int(name), ppid
         time.sleep(0.001)
     return None, None

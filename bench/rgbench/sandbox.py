@@ -28,6 +28,7 @@ POOLS = {'pooled': (POOL_DIR, ('--pool-keeper=no',)),
 POOL_OF = {'pooled': 'pooled', 'library': 'pooled',
            'resident': 'resident', 'library-resident': 'resident'}
 KEEPER_COMM = 'runguard-keeper'
+RUNNER_COMM = 'runguard-runner'
 LOCK_FILE = '/run/runguard-bench.lock'
 PROGRAMS = ('trivial', 'cpu100', 'sleep100')
 CALLER_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
@@ -55,11 +56,12 @@ def ensure_user(user, group):
     return ensure_account(user, group)[0]
 
 
-def is_keeper(pid, cgroup):
-    """Whether pid is a keeper of the pool whose cgroup name is cgroup."""
+def is_keeper(pid, cgroup, runner=False):
+    """Whether pid is a keeper (or with runner, a run's runner) of the pool
+    whose cgroup name is cgroup."""
     try:
         with open('/proc/%d/comm' % pid) as f:
-            if f.read().strip() != KEEPER_COMM:
+            if f.read().strip() != (RUNNER_COMM if runner else KEEPER_COMM):
                 return False
         with open('/proc/%d/cgroup' % pid) as f:
             return '/%s/' % cgroup in f.read()

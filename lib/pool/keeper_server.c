@@ -248,6 +248,10 @@ static _Noreturn void runner_main(struct keeper *k, struct rg_wire_plan *w,
 	if (rg_keeper_send(sock, &s, sizeof(s), &pidfd, 1) < 0)
 		_exit(1); /* our PID namespace, the child in it, dies with us */
 	close(pidfd);
+	/* the caller's fds are the child's: holding them would keep its
+	 * output pipes open, and its stdin and directory */
+	for (int i = 0; i < RG_KEEPER_SPAWN_FDS; i++)
+		close(fds[i]);
 	runner_wait(pid, sock, sfd);
 }
 
