@@ -24,6 +24,7 @@
 #include "env.h"
 #include "error.h"
 #include "pool.h"
+#include "root.h"
 #include "syscall_filter.h"
 #include "slot.h"
 #include "spawn.h"
@@ -62,32 +63,6 @@ static double timeval_seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-static int prepare_root_prefix(struct run *r, struct rg_error *err)
-{
-	const struct rg_config *cfg = r->cfg;
-	char *real;
-	size_t len;
-
-	r->plan.root_prefix[0] = '\0';
-	if (!cfg->root || !cfg->root_prefix)
-		return 0;
-	real = realpath(cfg->root_prefix, NULL);
-	if (!real)
-		return rg_fail(err, errno, "invalid chroot prefix `%s'",
-			       cfg->root_prefix);
-	len = strlen(real);
-	if (len + 2 > sizeof(r->plan.root_prefix)) {
-		free(real);
-		return rg_fail(err, ENAMETOOLONG, "chroot prefix too long");
-	}
-	memcpy(r->plan.root_prefix, real, len + 1);
-	free(real);
-	/* compare whole components: "/judgings/" never matches "/judgings2" */
-	if (len == 0 || r->plan.root_prefix[len - 1] != '/')
-		memcpy(r->plan.root_prefix + len, "/", 2);
-	return 0;
-}
-
 /* A user without a group gets its primary group, never root's gid 0. */
 static int resolve_gid(const struct rg_config *cfg,
 		       struct rg_privs_plan *privs, struct rg_error *err)
@@ -124,7 +99,8 @@ static int prepare_plan(struct run *r, struct rg_error *err)
 	if (cap_last < 0)
 		return -1;
 	plan->privs.cap_last = cap_last;
-	if (prepare_root_prefix(r, err) < 0)
+	if (rg_root_prefix(cfg, plan->root_prefix, sizeof(plan->root_prefix),
+			   err) < 0)
 		return -1;
 	/* a pool slot's net namespace outlives the run (syscall_filter.h) */
 	if (cfg->syscall_filter &&
@@ -514,6 +490,12 @@ static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
 	bool setup_failed = false;
 	int dest[2];
 
+	/* a bad -r or -d fails as in the child, before anything is made */
+	if (rg_root_check(r->cfg, r->plan.root_prefix, err) < 0) {
+		r->result->exit_code = 255;
+		r->result->cpu_time = 0.0;
+		return RG_OUTCOME_SETUP_FAILED;
+	}
 	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
 		return RG_OUTCOME_ERROR;
 	if (take_slot(r, err) < 0)

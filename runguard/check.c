@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "check.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,10 +42,13 @@ static int add_settings_item(struct rg_check_report *r,
 
 	if (!in->settings_failed)
 		return 0;
+	/* EPERM: the file's owner or mode (settings.c), not a line of it */
 	return rg_check_report_add(
 		r, "settings", RG_CHECK_ERROR,
 		rg_error_format(&in->settings_err, text, sizeof(text)),
-		"correct that line or variable (keys: pool-size, pool-dir, pool-keeper, v1-favordynmods, v2-memory-peak); the check went on with the defaults",
+		in->settings_err.errnum == EPERM ?
+			"chown root FILE; chmod go-w FILE; the check went on with the defaults" :
+			"correct that line or variable (keys: pool-size, pool-dir, pool-keeper, v1-favordynmods, v2-memory-peak); the check went on with the defaults",
 		err);
 }
 

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <runguard/pool.h>
 
@@ -137,6 +140,29 @@ int rg_cli_settings_parse(FILE *file, const char *name,
 	return 0;
 }
 
+/*
+ * The file says where the pool lives: one another user may write would
+ * have root make and trust a pool where that user chooses. /dev/null is
+ * "no settings", as tests and scripts use it.
+ */
+static int check_file(FILE *file, const char *path, struct rg_error *err)
+{
+	struct stat st;
+
+	if (fstat(fileno(file), &st) < 0)
+		return rg_fail(err, errno, "cannot read configuration `%s'",
+			       path);
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+		return 0;
+	if (S_ISREG(st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
+	    !(st.st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	return rg_fail(err, EPERM, "refusing configuration `%s' (uid %u, "
+		       "mode %04o): it must be a file of root's that nobody "
+		       "else may write", path, (unsigned)st.st_uid,
+		       (unsigned)(st.st_mode & 07777));
+}
+
 static int load_file(struct rg_cli_settings *s, struct rg_error *err)
 {
 	const char *path = getenv("RUNGUARD_CONFIG");
@@ -153,7 +179,9 @@ static int load_file(struct rg_cli_settings *s, struct rg_error *err)
 		return rg_fail(err, errno, "cannot read configuration `%s'",
 			       path);
 	}
-	rc = rg_cli_settings_parse(file, path, s, err);
+	rc = check_file(file, path, err);
+	if (rc == 0)
+		rc = rg_cli_settings_parse(file, path, s, err);
 	fclose(file);
 	return rc;
 }

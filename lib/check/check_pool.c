@@ -95,6 +95,22 @@ static void check_slots(struct rg_check_ctx *c, const struct pool_view *v)
 		     nr[RG_POOL_SLOT_DIRTY], keepers);
 }
 
+/* Every file of the pool root's and writable by nobody else. */
+static void check_files(struct rg_check_ctx *c, const struct pool_view *v)
+{
+	struct rg_error err = { 0 };
+	char text[TEXT_LEN];
+
+	if (rg_pool_audit(v->dir, &err) == 0) {
+		rg_check_add(c->report, "pool.files", RG_CHECK_OK, NULL,
+			     "root's, writable by nobody else");
+		return;
+	}
+	/* runs refuse such a pool: made again, its files are right */
+	rg_check_add(c->report, "pool.files", RG_CHECK_ERROR, v->destroy,
+		     "%s", rg_error_format(&err, text, sizeof(text)));
+}
+
 /*
  * Resident slots need the keeper executable: without it every run is
  * pooled without a keeper, and says so in a warning.
@@ -154,6 +170,7 @@ void rg_check_pool(struct rg_check_ctx *c)
 	}
 	if (check_fit(c, &v)) {
 		describe(c, &v);
+		check_files(c, &v);
 		check_slots(c, &v);
 	}
 	free(v.slots);

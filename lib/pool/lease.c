@@ -101,8 +101,7 @@ static int check_slot_lock(int fd, unsigned int index, struct rg_error *err)
 
 	if (fstat(fd, &st) < 0)
 		return rg_fail(err, errno, "stat slot-%u.lock", index);
-	if (S_ISREG(st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
-	    !(st.st_mode & (S_IWGRP | S_IWOTH)) && st.st_nlink == 1)
+	if (rg_pool_file_ok(&st, S_IFREG))
 		return 0;
 	return rg_fail(err, EPERM, "refusing pool directory: slot-%u.lock "
 		       "(uid %u, mode %04o, %u links) is not the root-only "

@@ -245,9 +245,7 @@ static int check_entry(int dir_fd, const char *dir, const char *name,
 		return rg_fail(err, ELOOP, "refusing pool directory: `%s/%s' "
 			       "is a symbolic link, which runguard never "
 			       "makes: remove it", dir, name);
-	if ((is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) ||
-	    !owned_by_us(&st) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
-	    (!is_dir && st.st_nlink != 1))
+	if (!rg_pool_file_ok(&st, is_dir ? S_IFDIR : S_IFREG))
 		return rg_fail(err, EPERM, "refusing pool directory: `%s/%s' "
 			       "(uid %u, mode %06o, %u links) is not what "
 			       "runguard makes there: remove it", dir, name,

@@ -10,6 +10,7 @@
  *   slots.table    one struct slot_record per slot, written by its holder
  *   cgroup.mounts  v1: where each controller was mounted at creation
  *   slot-K.lock    flock held by the run that uses slot K
+ *   slot-K.sock    the slot's keeper listens here (keeper.c)
  *   ns/            private mount: slot-K.{ipc,net,uts} nsfs binds and the
  *                  slot-K.mq mqueue mounts (ns.c); dynmods/ (v1 option)
  * Slot cgroup: <header.cgroup_path>/slot-K.
@@ -20,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <limits.h>
+#include <sys/stat.h>
 
 #include <runguard/pool.h>
 
@@ -130,6 +132,15 @@ int rg_pool_open_dir(const char *dir, bool create, int *dir_fd,
  */
 int rg_pool_reopen_dir(const char *dir, int *dir_fd, struct rg_error *err);
 int rg_pool_read_header(int dir_fd, struct pool_header *h);
+
+/*
+ * audit.c: st is of this type (S_IFREG, S_IFDIR, S_IFSOCK), root's or the
+ * effective user's, writable by nobody else and, unless a directory, not
+ * linked elsewhere: what runguard makes in a pool directory.
+ */
+bool rg_pool_file_ok(const struct stat *st, mode_t type);
+/* Every file of the pool in dir checked so; the first that is not, in err. */
+int rg_pool_audit(const char *dir, struct rg_error *err);
 /* The slot cgroups' parent for a pool in dir: "<parent>/pool-<hash>". */
 int rg_pool_cgroup_path(const char *dir, const char *parent, char *buf,
 			size_t len, struct rg_error *err);

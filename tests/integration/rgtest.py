@@ -585,8 +585,10 @@ class RGTestCase(unittest.TestCase):
     # -- assertions --------------------------------------------------------
 
     def assertMeta(self, res, signal=False, truncated=False,
-                   internal_error=False):
-        """Exact key sequence and per-line format of the meta file."""
+                   internal_error=False, measured=True):
+        """Exact key sequence and per-line format of the meta file;
+        measured=False: refused before anything ran, so runguard's own
+        measurements (memory-method, major-faults) are absent."""
         self.assertIsNotNone(res.meta_text, 'no meta file written\n'
                              + res.describe())
         self.assertTrue(res.meta_text.endswith('\n'),
@@ -603,7 +605,8 @@ class RGTestCase(unittest.TestCase):
             self.assertRegex(val, r'\A' + pat + r'\Z',
                              'bad value for %s\n%s' % (key, res.describe()))
         self.assertEqual(res.keys, expected_meta_keys(signal, truncated,
-                                                      internal_error),
+                                                      internal_error,
+                                                      measured),
                          'meta key sequence\n' + res.describe())
         if internal_error:
             # "<argv0>: <message>[: <errno text>]"

@@ -10,6 +10,7 @@ are made in a private mount namespace of the checked runguard alone.
 import ctypes
 import json
 import os
+import pwd
 import re
 import resource
 import shutil
@@ -348,6 +349,22 @@ class CheckHostTest(CheckTestCase):
         self.assertIn('cannot read configuration',
                       r.items['settings']['message'], r.describe())
 
+        # a file another user may write is not trusted, a run refuses it
+        os.chmod(conf, 0o666)
+        r = self.check('-u', RUN_USER, env=self.env(RUNGUARD_CONFIG=conf))
+        d = r.describe()
+        self.assertEqual(r.status('settings'), 'error', d)
+        self.assertIn("refusing configuration `%s' (uid 0, mode 0666)"
+                      % conf, r.items['settings']['message'], d)
+        self.assertTrue(r.items['settings']['fix'].startswith(
+            'chown root FILE; chmod go-w FILE'), d)
+        p = subprocess.run([RUNGUARD, '-u', RUN_USER, '/bin/true'],
+                           env=self.env(RUNGUARD_CONFIG=conf),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 255, p.stderr)
+        self.assertIn('refusing configuration', p.stderr)
+        os.chmod(conf, 0o644)
+
         # which source won
         pool = os.path.join(tmp, 'pool')
         with open(conf, 'w') as f:
@@ -614,6 +631,37 @@ class CheckPoolTest(PoolTestCase, CheckTestCase):
         self.assertPoolMeta(res, slots=(0,))
         r = self.pool_check()
         self.assertNotIn('pool.slot-0', r.items, r.describe())
+
+    def test_pool_files_not_roots(self):
+        """A pool file another user owns or may write is an error with
+        its fix, as runs refuse it."""
+        r = self.admin('--pool-size=1', '--pool-create')
+        self.assertEqual(r.rc, 0, r.describe())
+        r = self.pool_check()
+        self.assertEqual(r.status('pool.files'), 'ok', r.describe())
+        lock = os.path.join(self.pool, 'slot-0.lock')
+        uid = pwd.getpwnam(RUN_USER).pw_uid
+        fix = 'runguard --pool-dir=%s --pool-destroy=force' % self.pool
+        for change, shown in ((lambda: os.chmod(lock, 0o666),
+                               'uid 0, mode 0666'),
+                              (lambda: os.chown(lock, uid, -1),
+                               'uid %d, mode 0600' % uid)):
+            change()
+            r = self.pool_check()
+            d = r.describe()
+            i = r.items['pool.files']
+            self.assertEqual(i['status'], 'error', d)
+            self.assertIn("`%s' (%s" % (lock, shown), i['message'], d)
+            self.assertEqual(i['fix'], fix, d)
+            self.assertGreaterEqual(r.rc, 1, d)
+            # a run refuses it too, rather than share the slot
+            res = self.prg('-t', '20', self.probe, 'look', meta='meta-f',
+                           size=1)
+            self.assertEqual(res.rc, 255, res.describe())
+            self.assertIn('slot-0.lock', res.m.get('internal-error', ''),
+                          res.describe())
+            os.chown(lock, 0, -1)
+            os.chmod(lock, 0o600)
 
 
 if __name__ == '__main__':

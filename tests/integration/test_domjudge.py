@@ -59,7 +59,7 @@ class ChrootTest(RGTestCase):
                     self.path('bin', 'static-hello'))
         res = self.rg('-r', self.tdir, '/bin/static-hello')
         self.assertEqual(res.rc, 255, res.describe())
-        self.assertMeta(res, internal_error=True)
+        self.assertMeta(res, internal_error=True, measured=False)
         self.assertEqual(res.i('exitcode'), 255)
         self.assertIn('must be within', res.m['internal-error'])
         self.assertNotIn('hello from static', res.stdout)
@@ -73,20 +73,20 @@ class ChrootTest(RGTestCase):
                     self.path('bin', 'static-hello'))
         res = self.rg('-r', link, '/bin/static-hello')
         self.assertEqual(res.rc, 255, res.describe())
-        self.assertMeta(res, internal_error=True)
+        self.assertMeta(res, internal_error=True, measured=False)
         self.assertNotIn('hello from static', res.stdout)
 
     def test_chroot_nonexistent_root(self):
         res = self.rg('-r', os.path.join(self.chroot, 'nonexistent'),
                       '/bin/static-hello')
         self.assertEqual(res.rc, 255, res.describe())
-        self.assertMeta(res, internal_error=True)
+        self.assertMeta(res, internal_error=True, measured=False)
 
     def test_chroot_bad_chdir_is_internal_error(self):
         res = self.rg('-r', self.chroot, '-d', '/nonexistent',
                       '/bin/static-hello')
         self.assertEqual(res.rc, 255, res.describe())
-        self.assertMeta(res, internal_error=True)
+        self.assertMeta(res, internal_error=True, measured=False)
         self.assertIn('cannot chdir', res.m['internal-error'])
         self.assertNotIn('hello from static', res.stdout)
 

@@ -2249,6 +2249,28 @@ class PoolPrewarmTest(PoolTestCase):
             self.assertLess(resident_bytes(f), MIB)
 
 
+    def test_bad_root_or_workdir_makes_nothing(self):
+        """-r outside the chroot prefix (the host's code directories),
+        missing or not a directory, and -d missing in the root, are
+        refused before root does anything with them: no pool, no stamp,
+        no walk; the meta file says why, as the child's refusal does."""
+        with open(self.path('plain'), 'w'):
+            pass
+        cases = [(['-r', '/'], 'invalid root: must be within'),
+                 (['-r', self.path('plain')], 'Not a directory'),
+                 (['-r', os.path.join(self.chroot, 'missing')],
+                  'No such file'),
+                 (['-r', self.chroot, '-d', '/missing'],
+                  "cannot chdir to `/missing' in chroot")]
+        for i, (opts, text) in enumerate(cases):
+            r = self.prg(*(opts + ['-t', '20', '/bin/poolprobe', 'ns']),
+                         meta='meta-%d' % i)
+            self.assertEqual(r.rc, 255, r.describe())
+            self.assertMeta(r, internal_error=True, measured=False)
+            self.assertIn(text, r.m['internal-error'], r.describe())
+            self.assertFalse(os.path.exists(self.pool), r.describe())
+
+
 class PoolConfigTest(PoolTestCase):
     """Option > environment > config file; bad values are fatal (255)."""
 
