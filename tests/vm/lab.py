@@ -60,10 +60,7 @@ MATRIX = (
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
                        'cleanup', 'domjudge', 'languages', 'library', 'pool',
-                       'pool_keeper', 'check')
-# selections that run a module again with settings of their own
-# (tests/integration/meson.build's integration-pool-keeper)
-MODULE_VARIANTS = {'pool_keeper': ('test_pool', 'RG_POOL_KEEPER=yes')}
+                       'check')
 TEST_GROUPS = ('all', 'cgroup', 'integration')
 
 
@@ -200,14 +197,9 @@ def test_command(build, tests):
                   '[ $s -eq 0 ] || { echo "lab-guest: cgroup tests: exit '
                   '$s"; rc=1; }']
     run_py = os.path.join(SOURCE_ROOT, 'tests', 'integration', 'run.py')
-    plain = [m for m in modules if m not in MODULE_VARIANTS]
-    if plain:
+    if modules:
         lines += integration_lines(run_py, ' '.join('test_' + m
-                                                    for m in plain), '')
-    for m in modules:
-        if m in MODULE_VARIANTS:
-            module, env = MODULE_VARIANTS[m]
-            lines += integration_lines(run_py, module, env + ' ')
+                                                    for m in modules), '')
     lines.append('exit $rc')
     return '\n'.join(lines) + '\n'
 

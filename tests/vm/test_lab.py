@@ -224,14 +224,7 @@ class TestSelectionTest(unittest.TestCase):
         cmd = self.command('all')
         self.assertIn('/build/test-cgroup', cmd)
         self.assertEqual(self.integration_runs(cmd), [
-            ([], ['test_' + m for m in lab.INTEGRATION_MODULES
-                  if m not in lab.MODULE_VARIANTS]),
-            (['RG_POOL_KEEPER=yes'], ['test_pool'])])
-
-    def test_pool_again_with_keepers(self):
-        cmd = self.command('pool,pool_keeper')
-        self.assertEqual(self.integration_runs(cmd), [
-            ([], ['test_pool']), (['RG_POOL_KEEPER=yes'], ['test_pool'])])
+            ([], ['test_' + m for m in lab.INTEGRATION_MODULES])])
 
     def test_cgroup_and_one_module(self):
         cmd = self.command('cgroup,pool')
