@@ -231,33 +231,10 @@ static const char *const pool_files[] = {
 	"pool.lock", "pool.state", "slots.table", "cgroup.mounts",
 };
 
-static int check_entry(int dir_fd, const char *dir, const char *name,
-		       bool is_dir, struct rg_error *err)
-{
-	struct stat st;
-
-	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno == ENOENT)
-			return 0;
-		return rg_fail(err, errno, "stat `%s/%s'", dir, name);
-	}
-	if (S_ISLNK(st.st_mode))
-		return rg_fail(err, ELOOP, "refusing pool directory: `%s/%s' "
-			       "is a symbolic link, which runguard never "
-			       "makes: remove it", dir, name);
-	if (!rg_pool_file_ok(&st, is_dir ? S_IFDIR : S_IFREG))
-		return rg_fail(err, EPERM, "refusing pool directory: `%s/%s' "
-			       "(uid %u, mode %06o, %u links) is not what "
-			       "runguard makes there: remove it", dir, name,
-			       (unsigned)st.st_uid, (unsigned)st.st_mode,
-			       (unsigned)st.st_nlink);
-	return 0;
-}
-
 /*
  * ns/ holds the slots' mqueue mounts, whose root the kernel makes mode
  * 1777: only root may reach them. A pool made before that rule had ns/
- * at 0755; ours and writable by nobody else (check_entry), it is closed
+ * at 0755; ours and writable by nobody else (rg_pool_check_file), it is closed
  * here rather than refused, so that the pool need not be made again.
  */
 static int close_ns_dir(int dir_fd, const char *dir, struct rg_error *err)
@@ -275,9 +252,10 @@ static int close_ns_dir(int dir_fd, const char *dir, struct rg_error *err)
 static int check_entries(int dir_fd, const char *dir, struct rg_error *err)
 {
 	for (size_t i = 0; i < sizeof(pool_files) / sizeof(*pool_files); i++)
-		if (check_entry(dir_fd, dir, pool_files[i], false, err) < 0)
+		if (rg_pool_check_file(dir_fd, dir, pool_files[i], S_IFREG,
+				       err) < 0)
 			return -1;
-	if (check_entry(dir_fd, dir, "ns", true, err) < 0)
+	if (rg_pool_check_file(dir_fd, dir, "ns", S_IFDIR, err) < 0)
 		return -1;
 	return close_ns_dir(dir_fd, dir, err);
 }
@@ -340,7 +318,7 @@ static int remove_stale(int dir_fd, const char *name, struct rg_error *err)
 	char dir[PATH_MAX];
 
 	if (fd_path(dir_fd, dir, sizeof(dir), err) < 0 ||
-	    check_entry(dir_fd, dir, name, false, err) < 0)
+	    rg_pool_check_file(dir_fd, dir, name, S_IFREG, err) < 0)
 		return -1;
 	if (unlinkat(dir_fd, name, 0) < 0 && errno != ENOENT)
 		return rg_fail(err, errno, "removing %s/%s", dir, name);
@@ -620,8 +598,10 @@ static int create_locked(int dir_fd, const char *dir,
 	int fd;
 
 	/* refused before anything is made, not when the header is written */
-	if (check_entry(dir_fd, dir, "pool.state.new", false, err) < 0 ||
-	    check_entry(dir_fd, dir, "cgroup.mounts.new", false, err) < 0)
+	if (rg_pool_check_file(dir_fd, dir, "pool.state.new", S_IFREG,
+			       err) < 0 ||
+	    rg_pool_check_file(dir_fd, dir, "cgroup.mounts.new", S_IFREG,
+			       err) < 0)
 		return -1;
 	if (rg_pool_read_header(dir_fd, &old) == 0) {
 		if (old.size >= o->size) {

@@ -139,6 +139,9 @@ int rg_pool_read_header(int dir_fd, struct pool_header *h);
  * linked elsewhere: what runguard makes in a pool directory.
  */
 bool rg_pool_file_ok(const struct stat *st, mode_t type);
+/* dir_fd/name so, or missing (made when needed); what is wrong in err. */
+int rg_pool_check_file(int dir_fd, const char *dir, const char *name,
+		       mode_t type, struct rg_error *err);
 /* Every file of the pool in dir checked so; the first that is not, in err. */
 int rg_pool_audit(const char *dir, struct rg_error *err);
 /* The slot cgroups' parent for a pool in dir: "<parent>/pool-<hash>". */
