@@ -238,6 +238,17 @@ class TestSelectionTest(unittest.TestCase):
         self.assertEqual(self.integration_modules(cmd),
                          ['test_cli', 'test_pool'])
 
+    def test_meson_boots_name_known_selections(self):
+        """Every boot in tests/vm/meson.build asks for tests lab.py
+        knows (a removed module once failed CI's boot at once)."""
+        with open(os.path.join(HERE, 'meson.build')) as f:
+            boots = re.findall(r"\['(vm-[\w.-]+)', '[\d.]+', 'v\d', "
+                               r"'([^']+)'", f.read())
+        self.assertGreaterEqual(len(boots), 5, boots)
+        for name, tests in boots:
+            with self.subTest(boot=name):
+                self.assertTrue(lab.parse_tests(tests))
+
     def test_unknown_name_is_refused(self):
         for bad in ('cgroup,nosuch', '', 'test_pool'):
             with self.assertRaises(argparse.ArgumentTypeError, msg=bad):
