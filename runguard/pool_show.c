@@ -48,11 +48,29 @@ static pid_t slot_keeper(const char *dir, unsigned int index)
  * When pid started (seconds since the epoch; 0 if unknown): its stat's
  * starttime (field 22, clock ticks after boot) against the uptime.
  */
+/*
+ * Boot time (/proc/stat's btime) plus the process's start in ticks: the
+ * same second on every call, where "now minus uptime" could straddle one.
+ */
+static int64_t boot_time(void)
+{
+	char line[256];
+	long long btime = 0;
+	FILE *f = fopen("/proc/stat", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %lld", &btime) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return btime;
+}
+
 static int64_t process_started(pid_t pid)
 {
 	unsigned long long ticks = 0;
 	char path[64], buf[1024], *p;
-	double uptime = 0;
+	int64_t booted;
 	int field = 3;
 	FILE *f;
 
@@ -65,15 +83,11 @@ static int64_t process_started(pid_t pid)
 		p = strchr(p + 1, ' ');
 	if (!p || sscanf(p, " %llu", &ticks) != 1)
 		return 0;
-	f = fopen("/proc/uptime", "re");
-	if (!f || fscanf(f, "%lf", &uptime) != 1) {
-		if (f)
-			fclose(f);
+	booted = boot_time();
+	if (!booted)
 		return 0;
-	}
-	fclose(f);
-	return (int64_t)time(NULL) -
-	       (int64_t)(uptime - (double)ticks / sysconf(_SC_CLK_TCK));
+	return booted +
+	       (int64_t)(ticks / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
 
 /* -- the table ------------------------------------------------------- */
