@@ -123,10 +123,18 @@ int rg_cg_read_u64(int fd, uint64_t *value);
 /* The value of the "key value" line; -ENOENT if there is none. */
 int rg_cg_read_key(int fd, const char *key, uint64_t *value);
 /* The sum of the values of these keys' lines (missing ones count 0). */
-/* memory.stat's pages on the LRU lists (anon, file, unevictable), bytes. */
-int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes);
 int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
 		   uint64_t *sum);
+/* memory.stat's pages on the LRU lists (anon, file, unevictable), bytes. */
+int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes);
+/*
+ * A memory figure of cg for the ops memory_usage and user_memory: the
+ * number in fd (file, e.g. memory.current), or with lru the LRU bytes of
+ * the memory.stat in fd; fd < 0 means no memory controller.
+ */
+int rg_cg_memory_figure(const struct rg_cgroup *cg, int fd, bool lru,
+			const char *file, uint64_t *bytes,
+			struct rg_error *err);
 /*
  * Does a reset need a reclaim, given memory.stat and the usage? Not when
  * only per-CPU charge caches and RCU-freed kernel objects are left.

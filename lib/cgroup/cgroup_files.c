@@ -168,6 +168,21 @@ int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes)
 			      sizeof(lru_keys) / sizeof(*lru_keys), bytes);
 }
 
+int rg_cg_memory_figure(const struct rg_cgroup *cg, int fd, bool lru,
+			const char *file, uint64_t *bytes,
+			struct rg_error *err)
+{
+	int ret;
+
+	if (fd < 0)
+		return rg_fail(err, ENODEV, "cgroup %s has no memory controller",
+			       cg->label);
+	ret = lru ? rg_cg_lru_bytes(fd, bytes) : rg_cg_read_u64(fd, bytes);
+	if (ret < 0)
+		return rg_fail(err, -ret, "reading %s of %s", file, cg->label);
+	return 0;
+}
+
 /*
  * Above this much charged, reclaim also runs for kernel memory alone
  * (e.g. dentries of a stat() storm, which its slab shrinking frees). Below

@@ -706,23 +706,15 @@ static bool v1_peak_resettable(const struct rg_cgroup *base)
 static int v1_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
 			   struct rg_error *err)
 {
-	int ret = rg_cg_read_u64(to_v1(base)->fd[F_MEM_USAGE], bytes);
-
-	if (ret < 0)
-		return rg_fail(err, -ret, "reading memory.usage_in_bytes of %s",
-			       base->label);
-	return 0;
+	return rg_cg_memory_figure(base, to_v1(base)->fd[F_MEM_USAGE], false,
+				   "memory.usage_in_bytes", bytes, err);
 }
 
 static int v1_user_memory(struct rg_cgroup *base, uint64_t *bytes,
 			  struct rg_error *err)
 {
-	int ret = rg_cg_lru_bytes(to_v1(base)->fd[F_MEMSTAT], bytes);
-
-	if (ret < 0)
-		return rg_fail(err, -ret, "reading memory.stat of %s",
-			       base->label);
-	return 0;
+	return rg_cg_memory_figure(base, to_v1(base)->fd[F_MEMSTAT], true,
+				   "memory.stat", bytes, err);
 }
 
 /* Counters a new cgroup starts at 0 and that v1 lets us zero. */

@@ -615,35 +615,15 @@ static void v2_sample_unresettable_peak(struct rg_cgroup *base)
 static int v2_user_memory(struct rg_cgroup *base, uint64_t *bytes,
 			  struct rg_error *err)
 {
-	struct rg_cgroup_v2 *cg = to_v2(base);
-	int ret;
-
-	if (cg->fd[F_MEM_STAT] < 0)
-		return rg_fail(err, ENODEV,
-			       "cgroup %s has no memory controller",
-			       base->label);
-	ret = rg_cg_lru_bytes(cg->fd[F_MEM_STAT], bytes);
-	if (ret < 0)
-		return rg_fail(err, -ret, "reading memory.stat of %s",
-			       base->label);
-	return 0;
+	return rg_cg_memory_figure(base, to_v2(base)->fd[F_MEM_STAT], true,
+				   "memory.stat", bytes, err);
 }
 
 static int v2_memory_usage(struct rg_cgroup *base, uint64_t *bytes,
 			   struct rg_error *err)
 {
-	struct rg_cgroup_v2 *cg = to_v2(base);
-	int ret;
-
-	if (cg->fd[F_CURRENT] < 0)
-		return rg_fail(err, ENODEV,
-			       "cgroup %s has no memory controller",
-			       base->label);
-	ret = rg_cg_read_u64(cg->fd[F_CURRENT], bytes);
-	if (ret < 0)
-		return rg_fail(err, -ret, "reading memory.current of %s",
-			       base->label);
-	return 0;
+	return rg_cg_memory_figure(base, to_v2(base)->fd[F_CURRENT], false,
+				   "memory.current", bytes, err);
 }
 
 /*

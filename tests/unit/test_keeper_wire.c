@@ -156,6 +156,16 @@ static char *contents(int fd, size_t *len)
 	return buf;
 }
 
+/* p on the wire, in a buffer of the caller's. */
+static char *wire_of(const struct rg_child_plan *p, size_t *len)
+{
+	int fd = encode(p);
+	char *buf = contents(fd, len);
+
+	close(fd);
+	return buf;
+}
+
 static int memfd_of(const void *buf, size_t len)
 {
 	int fd = memfd_create("test-wire", MFD_CLOEXEC);
@@ -384,13 +394,10 @@ static void test_other_version(void **state)
 	char message[128], *buf;
 	uint32_t version = RG_WIRE_VERSION + 1, lead[2];
 	size_t len;
-	int fd;
 
 	(void)state;
 	small_plan(&p, argv);
-	fd = encode(&p);
-	buf = contents(fd, &len);
-	close(fd);
+	buf = wire_of(&p, &len);
 	memcpy(lead, buf, sizeof(lead));
 	assert_int_equal(lead[1], RG_WIRE_VERSION);
 
@@ -417,15 +424,12 @@ static void test_truncated(void **state)
 	struct rg_child_plan p;
 	char *buf;
 	size_t len;
-	int fd;
 
 	(void)state;
 	small_plan(&p, argv);
 	p.envp = envp;
 	p.root = "/r";
-	fd = encode(&p);
-	buf = contents(fd, &len);
-	close(fd);
+	buf = wire_of(&p, &len);
 	for (size_t cut = 0; cut < len; cut++)
 		expect_refused(buf, cut, MALFORMED);
 	/* one byte too many is as wrong */
@@ -442,15 +446,12 @@ static void test_garbled(void **state)
 	size_t len, header, refused = 0;
 	uint32_t seed = 12345;
 	char *buf;
-	int fd;
 
 	(void)state;
 	small_plan(&p, argv);
 	p.envp = envp;
 	p.workdir = "/w";
-	fd = encode(&p);
-	buf = contents(fd, &len);
-	close(fd);
+	buf = wire_of(&p, &len);
 	assert_true(len > strings_of(&p));
 	header = len - strings_of(&p);
 
