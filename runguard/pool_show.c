@@ -44,14 +44,7 @@ static pid_t slot_keeper(const char *dir, unsigned int index)
 	return rg_pool_slot_keeper(dir, index, &pid, &ignored) < 0 ? 0 : pid;
 }
 
-/*
- * When pid started (seconds since the epoch; 0 if unknown): its stat's
- * starttime (field 22, clock ticks after boot) against the uptime.
- */
-/*
- * Boot time (/proc/stat's btime) plus the process's start in ticks: the
- * same second on every call, where "now minus uptime" could straddle one.
- */
+/* /proc/stat's btime: seconds since the epoch at boot, 0 if unknown. */
 static int64_t boot_time(void)
 {
 	char line[256];
@@ -66,6 +59,11 @@ static int64_t boot_time(void)
 	return btime;
 }
 
+/*
+ * When pid started (seconds since the epoch; 0 if unknown): boot time
+ * plus its stat's starttime (field 22, clock ticks after boot), the same
+ * second on every call, where "now minus uptime" could straddle one.
+ */
 static int64_t process_started(pid_t pid)
 {
 	unsigned long long ticks = 0;

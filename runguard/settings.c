@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -145,11 +146,11 @@ int rg_cli_settings_parse(FILE *file, const char *name,
  * have root make and trust a pool where that user chooses. /dev/null is
  * "no settings", as tests and scripts use it.
  */
-static int check_file(FILE *file, const char *path, struct rg_error *err)
+static int check_file(int fd, const char *path, struct rg_error *err)
 {
 	struct stat st;
 
-	if (fstat(fileno(file), &st) < 0)
+	if (fstat(fd, &st) < 0)
 		return rg_fail(err, errno, "cannot read configuration `%s'",
 			       path);
 	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
@@ -168,20 +169,29 @@ static int load_file(struct rg_cli_settings *s, struct rg_error *err)
 	const char *path = getenv("RUNGUARD_CONFIG");
 	bool explicit = path && *path;
 	FILE *file;
-	int rc;
+	int fd, rc;
 
 	if (!explicit)
 		path = RG_CLI_CONFIG_FILE;
-	file = fopen(path, "re");
-	if (!file) {
+	/* not blocking: a FIFO there must not hold root up */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
 		if (errno == ENOENT && !explicit)
 			return 0;
 		return rg_fail(err, errno, "cannot read configuration `%s'",
 			       path);
 	}
-	rc = check_file(file, path, err);
-	if (rc == 0)
-		rc = rg_cli_settings_parse(file, path, s, err);
+	if (check_file(fd, path, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	file = fdopen(fd, "r");
+	if (!file) {
+		close(fd);
+		return rg_fail(err, errno, "cannot read configuration `%s'",
+			       path);
+	}
+	rc = rg_cli_settings_parse(file, path, s, err);
 	fclose(file);
 	return rc;
 }

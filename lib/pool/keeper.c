@@ -29,6 +29,7 @@
 #include "ns.h"
 #include "slot.h"
 #include "syscall_filter.h"
+#include "trusted_path.h"
 #include "util.h"
 
 #define KEEPER_BACKLOG 16
@@ -49,19 +50,39 @@ static bool in_build_tree(const char *path)
 	return !strncmp(real, root, n) && real[n] == '/';
 }
 
-/* Root's and written by root alone, as the runguard binary must be. */
-static int open_trusted_exe(const char *path)
+/*
+ * Root's and written by root alone, as the runguard binary must be, and
+ * so is every directory on its way (trusted_path.c): root execs it in
+ * every slot. No link is followed at the file itself. errno on failure,
+ * the reason in err.
+ */
+static int open_trusted_exe(const char *path, struct rg_error *err)
 {
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
 	struct stat st;
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	int dir_fd, fd;
 
-	if (fd < 0)
+	if (!base || base == path ||
+	    (size_t)snprintf(dir, sizeof(dir), "%.*s", (int)(base - path),
+			     path) >= sizeof(dir)) {
+		errno = EINVAL;
+		return rg_fail(err, EINVAL, "the keeper executable %s", path);
+	}
+	if (rg_trusted_dir_open(dir, "keeper directory", false, &dir_fd,
+				err) < 0)
 		return -1;
+	fd = openat(dir_fd, base + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	close(dir_fd);
+	if (fd < 0)
+		return rg_fail(err, errno, "the keeper executable %s", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
 		errno = EPERM;
-		return -1;
+		return rg_fail(err, EPERM, "the keeper executable %s (installed "
+			       "with runguard; root's, written by root alone)",
+			       path);
 	}
 	return fd;
 }
@@ -90,18 +111,13 @@ int rg_keeper_open_exe(char *path, size_t len, struct rg_error *err)
 		if (n > 0 && strrchr(self, '/')) {
 			strrchr(self, '/')[1] = '\0';
 			snprintf(path, len, "%s%s", self, RG_KEEPER_NAME);
-			fd = open_trusted_exe(path);
+			fd = open_trusted_exe(path, err);
 			if (fd >= 0)
 				return fd;
 		}
 		snprintf(path, len, "%s", RG_KEEPER_PATH);
 	}
-	fd = open_trusted_exe(path);
-	if (fd < 0)
-		return rg_fail(err, errno, "the keeper executable %s (installed "
-			       "with runguard; root's, written by root alone)",
-			       path);
-	return fd;
+	return open_trusted_exe(path, err);
 }
 
 /* fd onto lowest, close-on-exec as asked; fd itself stays as it was. */
@@ -417,32 +433,35 @@ static bool is_keeper(pid_t pid)
 	return n > 0 && !strcmp(comm, RG_KEEPER_NAME "\n");
 }
 
-int rg_keeper_stop(pid_t pid, struct rg_error *err)
+/* SIGKILL to the process behind pidfd, then wait until it is gone. */
+static int kill_by_pidfd(int pidfd, const char *who, struct rg_error *err)
 {
-	struct pollfd p = { .events = POLLIN };
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 	int rc;
 
-	p.fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (p.fd < 0)
-		return errno == ESRCH ? 0 : rg_fail(err, errno, "pidfd_open");
-	if (!is_keeper(pid)) {
-		close(p.fd);
-		return 0; /* gone before the pidfd */
-	}
-	if (syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, NULL, 0) < 0 &&
-	    errno != ESRCH) {
-		rc = rg_fail(err, errno, "killing the slot's keeper");
-		close(p.fd);
-		return rc;
-	}
+	if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 &&
+	    errno != ESRCH)
+		return rg_fail(err, errno, "killing %s", who);
 	do {
 		rc = poll(&p, 1, KEEPER_STOP_TIMEOUT_MS);
 	} while (rc < 0 && errno == EINTR);
-	close(p.fd);
 	if (rc == 0)
-		return rg_fail(err, ETIMEDOUT, "the slot's keeper survives "
-			       "SIGKILL after %d ms", KEEPER_STOP_TIMEOUT_MS);
-	return rc < 0 ? rg_fail(err, errno, "waiting for the keeper") : 0;
+		return rg_fail(err, ETIMEDOUT, "%s survives SIGKILL after "
+			       "%d ms", who, KEEPER_STOP_TIMEOUT_MS);
+	return rc < 0 ? rg_fail(err, errno, "waiting for %s", who) : 0;
+}
+
+int rg_keeper_stop(pid_t pid, struct rg_error *err)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), rc = 0;
+
+	if (pidfd < 0)
+		return errno == ESRCH ? 0 : rg_fail(err, errno, "pidfd_open");
+	/* not a keeper: gone before the pidfd, and the pid taken again */
+	if (is_keeper(pid))
+		rc = kill_by_pidfd(pidfd, "the slot's keeper", err);
+	close(pidfd);
+	return rc;
 }
 
 /* One request and its reply (and the fds that come with it, up to max). */
@@ -590,21 +609,9 @@ int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
 /* The runner (and with it the run's PID namespace), gone for sure. */
 static int kill_runner(struct rg_keeper_run *run, struct rg_error *err)
 {
-	struct pollfd p = { .fd = run->runner_pidfd, .events = POLLIN };
-	int rc;
-
 	if (run->runner_pidfd < 0)
 		return 0;
-	if (syscall(SYS_pidfd_send_signal, p.fd, SIGKILL, NULL, 0) < 0 &&
-	    errno != ESRCH)
-		return rg_fail(err, errno, "killing the run's runner");
-	do {
-		rc = poll(&p, 1, KEEPER_STOP_TIMEOUT_MS);
-	} while (rc < 0 && errno == EINTR);
-	if (rc == 0)
-		return rg_fail(err, ETIMEDOUT, "the run's runner survives "
-			       "SIGKILL after %d ms", KEEPER_STOP_TIMEOUT_MS);
-	return rc < 0 ? rg_fail(err, errno, "waiting for the runner") : 0;
+	return kill_by_pidfd(run->runner_pidfd, "the run's runner", err);
 }
 
 int rg_keeper_kill(int conn, struct rg_keeper_run *run, int64_t *cpu_ns,

@@ -55,19 +55,20 @@ ssize_t rg_keeper_recv(int sock, void *buf, size_t len, int *fds, size_t max,
 	do {
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
+	/* every fd received is kept or closed, however many came */
 	for (c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c)) {
 		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		int got[MAX_FDS];
 
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		memcpy(got, CMSG_DATA(c), sizeof(int) * (k < MAX_FDS ? k :
-							  MAX_FDS));
-		for (size_t i = 0; i < k && i < MAX_FDS; i++) {
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
 			if (*nfds < max && !(msg.msg_flags & MSG_CTRUNC))
-				fds[(*nfds)++] = got[i];
+				fds[(*nfds)++] = fd;
 			else
-				close(got[i]);
+				close(fd);
 		}
 	}
 	return n;

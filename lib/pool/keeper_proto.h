@@ -24,7 +24,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the plan's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 2u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 3u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -72,13 +72,8 @@ struct rg_keeper_request {
 
 struct rg_keeper_reply {
 	int32_t errnum; /* 0: done */
-	int32_t status;
 	uint32_t version;
-	uint32_t pad;
 	int64_t keeper_cpu_ns; /* KILL: the keeper's CPU since SPAWN */
-	uint64_t runs;	       /* HELLO: runs served so far */
-	int64_t started;       /* HELLO: CLOCK_BOOTTIME seconds at start */
-	struct rusage rusage;
 	struct rg_ns_scrub scrub;
 	char message[1024]; /* as struct rg_error's */
 };

@@ -54,8 +54,6 @@ struct keeper {
 	int runner_sock;  /* the run in flight's runner, or -1 */
 	int runner_pidfd; /* and its pidfd */
 	struct timespec cpu_at_spawn;
-	uint64_t runs;
-	int64_t started;
 	struct rg_slot slot; /* joined already: the child inherits it all */
 };
 
@@ -295,7 +293,7 @@ static int fork_runner(struct keeper *k, struct rg_wire_plan *w,
 static void do_spawn(struct keeper *k, int *fds, size_t nfds)
 {
 	struct rg_keeper_reply r = { 0 };
-	struct runner_started s;
+	struct runner_started s = { 0 };
 	struct rg_wire_plan w;
 	struct rg_error err;
 	int pidfd = -1;
@@ -312,7 +310,6 @@ static void do_spawn(struct keeper *k, int *fds, size_t nfds)
 		return;
 	}
 	rg_wire_free(&w);
-	k->runs++;
 	if (rg_keeper_recv(k->runner_sock, &s, sizeof(s), &pidfd, 1, &got) !=
 		    (ssize_t)sizeof(s) ||
 	    s.errnum || !got) {
@@ -361,7 +358,7 @@ static void do_scrub(struct keeper *k)
 
 static void do_hello(struct keeper *k)
 {
-	struct rg_keeper_reply r = { .runs = k->runs, .started = k->started };
+	struct rg_keeper_reply r = { 0 };
 
 	reply(k, &r, NULL, 0);
 }
@@ -417,10 +414,11 @@ static _Noreturn void serve(int listen_fd)
 {
 	struct keeper k = { .conn = -1, .runner_sock = -1,
 			    .runner_pidfd = -1 };
-	struct timespec now;
+	const struct sock_fprog *prog;
+	struct rg_error ignored;
 
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	k.started = now.tv_sec;
+	/* once here: a runner is a new fork each run, its cache would go */
+	(void)rg_seccomp_program(&prog, true, &ignored);
 	rg_slot_init(&k.slot, NULL);
 	k.slot.namespaces_outlive_run = true;
 	for (;;) {

@@ -307,15 +307,27 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
  */
 #define RECYCLE_ABOVE_BYTES (1u << 20)
 
+/*
+ * The slot without its keeper (stopped, dead, or about to die with the
+ * cgroup): served plainly pooled until a new one starts. The limit in
+ * force has the keeper's share: written again by the next run.
+ */
+static void forget_keeper(struct rg_pool_lease *l)
+{
+	rg_close_fd(&l->keeper_conn);
+	l->slot.ops = &pooled_slot_ops;
+	l->keeper_bytes = l->keeper_pages = 0;
+	if (l->slot.cgroup)
+		rg_cgroup_set_resident(l->slot.cgroup, 0);
+	l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
+}
+
 /* Remove the slot's cgroup: whoever opens it next makes a new one. */
 static int drop_cgroup(struct rg_pool_lease *l, struct rg_error *err)
 {
 	struct rg_cgroup *old = l->slot.cgroup;
 
-	/* the keeper dies with it: the slot is plain pooled until a new one */
-	rg_close_fd(&l->keeper_conn);
-	l->keeper_bytes = l->keeper_pages = 0;
-	l->slot.ops = &pooled_slot_ops;
+	forget_keeper(l);
 	l->slot.cgroup = NULL;
 	if (rg_cgroup_destroy(old, err) < 0)
 		return -1;
@@ -350,12 +362,7 @@ static int stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 {
 	int rc;
 
-	rg_close_fd(&l->keeper_conn);
-	l->slot.ops = &pooled_slot_ops;
-	l->keeper_bytes = l->keeper_pages = 0;
-	rg_cgroup_set_resident(l->slot.cgroup, 0);
-	/* the limit in force has the keeper's share: written again */
-	l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
+	forget_keeper(l);
 	if (rg_keeper_stop(l->keeper_pid, err) < 0)
 		return -1;
 	/* the namespace's last tasks may still be on their way out */
@@ -944,10 +951,7 @@ static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 		 * which went on without it: the run's result stands, and the
 		 * slot is served as without a keeper until a new one.
 		 */
-		rg_close_fd(&l->keeper_conn);
-		l->slot.ops = &pooled_slot_ops;
-		l->keeper_bytes = l->keeper_pages = 0;
-		rg_cgroup_set_resident(slot->cgroup, 0);
+		forget_keeper(l);
 		if (rg_cgroup_kill_all(slot->cgroup, err) < 0)
 			return -1;
 	}

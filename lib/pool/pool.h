@@ -28,6 +28,7 @@
 #include "config.h"
 #include "keeper.h"
 #include "slot.h"
+#include "trusted_path.h"
 
 #define RG_POOL_MAGIC "RGPOOL\0\1"
 /* "RGS2": records of the "RGS1" layout (no cpus) read as unknown, dirty */

@@ -364,6 +364,12 @@ class CheckHostTest(CheckTestCase):
         self.assertEqual(p.returncode, 255, p.stderr)
         self.assertIn('refusing configuration', p.stderr)
         os.chmod(conf, 0o644)
+        # nor does a FIFO there hold root up
+        fifo = os.path.join(tmp, 'fifo.conf')
+        os.mkfifo(fifo, 0o644)
+        r = self.check('-u', RUN_USER, env=self.env(RUNGUARD_CONFIG=fifo))
+        self.assertIn("refusing configuration `%s'" % fifo,
+                      r.items['settings']['message'], r.describe())
 
         # which source won
         pool = os.path.join(tmp, 'pool')
@@ -389,6 +395,38 @@ class CheckHostTest(CheckTestCase):
         self.assertIn('1 slots in %s (pool-size from --pool-size' % pool,
                       r.items['pool']['message'], r.describe())
         self.assertFalse(os.path.exists(pool), 'the check made the pool')
+
+    def test_keeper_only_from_a_directory_of_roots(self):
+        """runguard installed beside its keeper in a directory another
+        user may write, or with the keeper a symbolic link: root would
+        exec what that user put there, so the keeper is not taken."""
+        keeper = os.path.join(os.path.dirname(os.path.dirname(RUNGUARD)),
+                              'keeper', 'runguard-keeper')
+        tmp = tempfile.mkdtemp(prefix='rgkeeperdir-')
+        self.addCleanup(shutil.rmtree, tmp, True)
+        exe = os.path.join(tmp, 'runguard')
+        shutil.copy2(RUNGUARD, exe)
+        placed = os.path.join(tmp, 'runguard-keeper')
+
+        def keeper_item():
+            p = subprocess.run([exe, '--check', '--pool-size=1', '-u',
+                                RUN_USER], env=self.env(), text=True,
+                               capture_output=True, timeout=60)
+            r = Report(p.returncode, p.stdout, p.stderr)
+            return r.items['pool.keeper'], r.describe()
+
+        shutil.copy2(keeper, placed)
+        item, d = keeper_item()
+        self.assertEqual((item['status'], item['message']), ('ok', placed), d)
+        os.chmod(tmp, 0o777)
+        item, d = keeper_item()
+        self.assertEqual(item['status'], 'warning', d)
+        self.assertNotEqual(item['message'], placed, d)
+        os.chmod(tmp, 0o755)
+        os.unlink(placed)
+        os.symlink(keeper, placed)
+        item, d = keeper_item()
+        self.assertEqual(item['status'], 'warning', d)
 
     def test_bad_command_lines(self):
         for args in (['true'], ['--pool-show']):
