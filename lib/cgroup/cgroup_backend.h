@@ -175,6 +175,9 @@ int rg_cg_make_dir(int parent_fd, const char *name, int *out,
 int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
 		   struct rg_error *err);
 
+/* Mode 0700 for dir_fd (a pooled cgroup), whatever it was made with. */
+int rg_cg_keep_private(int dir_fd, const char *name, struct rg_error *err);
+
 /* unlinkat(AT_REMOVEDIR), retrying EBUSY with 1, 2, 4 ... ms sleeps. */
 int rg_cg_rmdir(int parent_fd, const char *name, struct rg_error *err);
 

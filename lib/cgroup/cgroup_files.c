@@ -323,6 +323,26 @@ int rg_cg_open_dir(int parent_fd, const char *name, bool *made, int *out,
 }
 
 /*
+ * A pooled cgroup (the pool's, or a slot's) is root's alone: one made
+ * before runguard made them 0700 (or chmod'ed since) is put right as it
+ * is used, so that no run reads the counters of earlier ones.
+ */
+int rg_cg_keep_private(int dir_fd, const char *name, struct rg_error *err)
+{
+	struct stat st;
+
+	if (fstat(dir_fd, &st) < 0)
+		return rg_fail(err, errno, "stat cgroup %s", name);
+	if (!(st.st_mode & 077))
+		return 0;
+	if (fchmod(dir_fd, 0700) < 0)
+		return rg_fail(err, errno, "cgroup %s is readable by others "
+			       "(mode %04o) and cannot be made root's alone",
+			       name, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
+/*
  * Every component valid before anything is created; at least one, so that
  * runs never land in a hierarchy's root.
  */

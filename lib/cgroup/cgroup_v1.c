@@ -355,7 +355,10 @@ static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
 	cg->ctrl_hier[ctrl] = cg->nr_hier++;
 	if (reuse) {
 		if (rg_cg_open_dir(h->parent_fd, cg->name, &h->made,
-				   &h->dir_fd, err) < 0)
+				   &h->dir_fd, err) < 0 ||
+		    rg_cg_keep_private(h->parent_fd, parent, err) < 0 ||
+		    (!h->made &&
+		     rg_cg_keep_private(h->dir_fd, cg->name, err) < 0))
 			return -1;
 	} else {
 		if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd,

@@ -311,12 +311,17 @@ static int v2_write(struct rg_cgroup_v2 *cg, enum v2_file f, const char *val,
 	return 0;
 }
 
-static int v2_get_dir(struct rg_cgroup_v2 *cg, bool reuse,
-		      struct rg_error *err)
+static int v2_get_dir(struct rg_cgroup_v2 *cg, const char *parent,
+		      bool reuse, struct rg_error *err)
 {
-	if (reuse)
-		return rg_cg_open_dir(cg->parent_fd, cg->name, &cg->base.fresh,
-				      &cg->dir_fd, err);
+	if (reuse) {
+		if (rg_cg_open_dir(cg->parent_fd, cg->name, &cg->base.fresh,
+				   &cg->dir_fd, err) < 0 ||
+		    rg_cg_keep_private(cg->parent_fd, parent, err) < 0)
+			return -1;
+		return cg->base.fresh ? 0 :
+		       rg_cg_keep_private(cg->dir_fd, cg->name, err);
+	}
 	if (rg_cg_make_dir(cg->parent_fd, cg->name, &cg->dir_fd, err) < 0)
 		return -1;
 	cg->base.fresh = true;
@@ -360,7 +365,7 @@ int rg_cgroup_v2_create(const char *root, const char *parent,
 	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
 	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
 			      &cg->parent_fd, err) < 0 ||
-	    v2_get_dir(cg, reuse, err) < 0 || v2_open_files(cg, err) < 0 ||
+	    v2_get_dir(cg, parent, reuse, err) < 0 || v2_open_files(cg, err) < 0 ||
 	    v2_thaw_reused(cg, err) < 0) {
 		rg_fail_context(err, "cgroup v2 %s", cg->base.label);
 		goto fail;

@@ -2509,14 +2509,22 @@ class ReusedSlotLooksFreshTest(PoolTestCase):
         runs (memory.stat's pgfault went 94 -> 21782 over runs, oom_kill
         0 -> 1). They are root's alone: the pool's and its slots' cgroup
         directories are 0700, so a run reads none of them, wherever /sys
-        is in its view (here: no chroot, the host's /sys)."""
+        is in its view (here: no chroot, the host's /sys). A pool made
+        before that (0755), or chmod'ed since, is put right as it is used."""
         r = self.prg('-t', '20', '-m', str(64 * 1024), self.prog('memhog'),
                      '8', meta='meta-hog')
         self.assertPoolMeta(r, slots=(0,))
         cg = self.show().cgroup
+        dirs = (slot_memory_cgroup(cg), os.path.dirname(
+            slot_memory_cgroup(cg)))
+        for d in dirs:
+            self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700, d)
+            os.chmod(d, 0o755)
+        r = self.prg('-t', '20', '-m', str(64 * 1024), self.prog('memhog'),
+                     '8', meta='meta-hog2')
+        self.assertPoolMeta(r, slots=(0,))
         files = []
-        for d in (slot_memory_cgroup(cg), os.path.dirname(
-                slot_memory_cgroup(cg))):
+        for d in dirs:
             self.assertEqual(stat.S_IMODE(os.stat(d).st_mode), 0o700, d)
             files += [os.path.join(d, f) for f in
                       ('memory.stat', 'memory.failcnt', 'memory.events')
