@@ -124,6 +124,60 @@ static int put_streams(FILE *meta, const struct rg_result *result,
 	return 0;
 }
 
+static const char *const wait_key[RG_NR_WAITS] = {
+	[RG_WAIT_CPU] = "wait-cpu-time",
+	[RG_WAIT_IO] = "wait-io-time",
+	[RG_WAIT_MEMORY] = "wait-memory-time",
+	[RG_WAIT_THROTTLED] = "wait-throttled-time",
+};
+
+static const char *const pressure_name[RG_NR_WAITS] = {
+	[RG_WAIT_CPU] = "cpu",
+	[RG_WAIT_IO] = "io",
+	[RG_WAIT_MEMORY] = "memory",
+	[RG_WAIT_THROTTLED] = "throttled",
+};
+
+/* "cpu=12.5% io=0.0% memory=0.0%", the known ones only */
+static int put_host_pressure(FILE *meta, const struct rg_result *result)
+{
+	const char *sep = "";
+
+	if (!result->host_known)
+		return 0;
+	if (fprintf(meta, "host-pressure: ") < 0)
+		return -1;
+	for (int k = 0; k < RG_NR_WAITS; k++) {
+		if (!(result->host_known & (1u << k)))
+			continue;
+		if (fprintf(meta, "%s%s=%.1f%%", sep, pressure_name[k],
+			    result->host_pressure[k]) < 0)
+			return -1;
+		sep = " ";
+	}
+	return fputc('\n', meta) == EOF ? -1 : 0;
+}
+
+/* Where the wall time went (docs/meta-file.md): absent keys when unknown. */
+static int put_waits(FILE *meta, const struct rg_result *result)
+{
+	for (int k = 0; k < RG_NR_WAITS; k++)
+		if ((result->waits_known & (1u << k)) &&
+		    put_seconds(meta, wait_key[k], result->wait_time[k]))
+			return -1;
+	if (put_host_pressure(meta, result))
+		return -1;
+	if (result->wall_time_cause[0] &&
+	    put_line(meta, "wall-time-cause", result->wall_time_cause,
+		     sizeof(result->wall_time_cause)))
+		return -1;
+	if (result->wait_method[0] &&
+	    put_line(meta, "wait-method", result->wait_method,
+		     sizeof(result->wait_method)))
+		return -1;
+	return 0;
+}
+
 /* runguard's own keys: after DOMjudge's, whose order they never change. */
 static int put_extra(FILE *meta, const struct rg_result *result)
 {
@@ -137,7 +191,7 @@ static int put_extra(FILE *meta, const struct rg_result *result)
 	if (result->pooled &&
 	    put_key(meta, "pool-slot", "%u", result->pool_slot))
 		return -1;
-	return 0;
+	return put_waits(meta, result);
 }
 
 int rg_meta_write_result(FILE *meta, const struct rg_result *result,

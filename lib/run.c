@@ -29,6 +29,7 @@
 #include "slot.h"
 #include "spawn.h"
 #include "supervise.h"
+#include "waits.h"
 #include "watchdog.h"
 
 /* how long output may keep coming after every process of the run is dead */
@@ -50,6 +51,7 @@ struct run {
 	int input_fd;     /* the input file we opened, or -1 */
 	bool signals_blocked;
 	sigset_t saved_mask;
+	struct rg_host_waits host; /* the host's pressure, for the result */
 };
 
 static double timespec_diff(const struct timespec *a, const struct timespec *b)
@@ -232,6 +234,7 @@ static int release_child(struct run *r, struct rg_error *err)
 {
 	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
 		return -1;
+	rg_host_waits_start(&r->host);
 	if (rg_supervisor_start(&r->sup, err) < 0)
 		return -1;
 	return rg_spawn_release(&r->child, err);
@@ -320,6 +323,8 @@ static int read_stats(struct run *r, struct rg_error *err)
 	if (rg_cgroup_read_stats(r->slot->cgroup, &st, err) < 0)
 		return -1;
 	rg_slot_correct_stats(r->slot, &st);
+	rg_waits_set(res, st.wait_ns, st.wait_method);
+	rg_host_waits_read(&r->host, res);
 	res->cpu_time = st.cpu_ns < 0 ? -1.0 : (double)st.cpu_ns / 1e9;
 	res->oom_killed = st.oom_killed;
 	res->major_faults = st.major_faults >= 0 ?
@@ -341,6 +346,16 @@ static int read_stats(struct run *r, struct rg_error *err)
 			 "rusage.maxrss");
 	}
 	return 0;
+}
+
+/* Close enough to its limit that the kernel reclaimed to stay below. */
+static bool reached_memory_limit(const struct run *r)
+{
+	uint64_t limit = r->cfg->memory_limit;
+
+	return limit != RG_UNLIMITED &&
+	       (r->result->oom_killed ||
+		r->result->memory_bytes >= limit - limit / 10);
 }
 
 /* After the child is gone: nothing of the run may survive it. */
@@ -368,6 +383,7 @@ static int collect(struct run *r, struct rg_error *err)
 	res->received_signal = r->sup.received_signal;
 	decide_exit(r);
 	decide_soft_limits(r);
+	rg_waits_blame(res, reached_memory_limit(r));
 	return 0;
 }
 
@@ -475,6 +491,7 @@ static int finish(struct run *r, struct rg_error *err)
 		rg_child_close(&r->child);
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);
+	rg_host_waits_close(&r->host);
 	rg_env_free(r->plan.envp);
 	release_rc = rg_slot_release(r->slot, err);
 	r->slot = NULL;
@@ -521,6 +538,7 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	int signal_fd;
 
 	memset(r, 0, sizeof(*r));
+	rg_host_waits_open(&r->host);
 	r->cfg = cfg;
 	r->pool = pool;
 	r->result = result;

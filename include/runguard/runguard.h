@@ -209,6 +209,15 @@ RG_EXPORT void rg_set_log(rg_log_fn fn, void *userdata,
 #define RG_LIMIT_SOFT 1u
 #define RG_LIMIT_HARD 2u
 
+/* What a run's tasks waited for (struct rg_result's wait_time). */
+enum rg_wait {
+	RG_WAIT_CPU = 0,       /* runnable, but no CPU was free */
+	RG_WAIT_IO = 1,        /* for I/O (a read from disk, say) */
+	RG_WAIT_MEMORY = 2,    /* reclaim, refaults, compaction, swap-in */
+	RG_WAIT_THROTTLED = 3, /* held back by a CPU quota */
+	RG_NR_WAITS = 4
+};
+
 /*
  * How a run ended, from rg_run() and in rg_result.outcome. Every outcome
  * but RG_OUTCOME_ERROR comes with a result that describes the run; every
@@ -282,6 +291,29 @@ struct rg_result {
 	uint64_t stream_bytes[2];
 	/* bytes were dropped because of the stream limit */
 	bool stream_truncated[2];
+
+	/*
+	 * Where the wall time went (docs/meta-file.md), measured outside the
+	 * timed window: seconds during which some task of the run waited,
+	 * by enum rg_wait, each valid when bit (1 << wait) of waits_known is
+	 * set; how, e.g. "cgroup-psi" ("" when nothing is known).
+	 */
+	unsigned int waits_known;
+	double wait_time[RG_NR_WAITS];
+	char wait_method[40];
+	/*
+	 * The host's own pressure over the same window: percent of it during
+	 * which some task of the host waited, by enum rg_wait (each valid
+	 * when bit (1 << wait) of host_known is set).
+	 */
+	unsigned int host_known;
+	double host_pressure[RG_NR_WAITS];
+	/*
+	 * One word for the gap between wall and CPU time: "none", "program",
+	 * "host-cpu", "host-io", "host-memory", "own-memory-limit" (the rules
+	 * are in docs/meta-file.md); "" when the waits are not known.
+	 */
+	char wall_time_cause[24];
 	/* new fields go here, at the end */
 };
 

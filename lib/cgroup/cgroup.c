@@ -128,7 +128,10 @@ int rg_cgroup_clone_fd(const struct rg_cgroup *cg)
 
 int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err)
 {
-	return cg->ops->start(cg, err);
+	if (cg->ops->start(cg, err) < 0)
+		return -1;
+	rg_psi_start(&cg->psi);
+	return 0;
 }
 
 int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err)
@@ -168,7 +171,13 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 	memset(stats, 0, sizeof(*stats));
 	stats->cpu_ns = -1;
 	stats->major_faults = -1;
-	return cg->ops->read_stats(cg, stats, err);
+	if (cg->ops->read_stats(cg, stats, err) < 0)
+		return -1;
+	rg_psi_delta(&cg->psi, stats->wait_ns);
+	for (int k = 0; k < RG_PSI_NR; k++)
+		if (stats->wait_ns[k] >= 0)
+			stats->wait_method = cg->psi_method;
+	return 0;
 }
 
 unsigned int rg_cgroup_sample_interval_ms(const struct rg_cgroup *cg)

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include <runguard/runguard.h>
+#include "psi.h"
 
 enum rg_cgroup_mode {
 	RG_CGROUP_V1 = 1,
@@ -52,6 +53,13 @@ struct rg_cgroup_stats {
 	/* memory.stat pgmajfault since rg_cgroup_start(); -1 if unknown */
 	int64_t major_faults;
 	bool oom_killed;        /* since rg_cgroup_start() */
+	/*
+	 * Since rg_cgroup_start(), ns, by enum rg_psi_kind: how long some task
+	 * of the cgroup waited for a CPU, for I/O and for memory; -1 where
+	 * the kernel tells nothing.
+	 */
+	int64_t wait_ns[RG_PSI_NR];
+	const char *wait_method; /* how, e.g. "cgroup-psi"; NULL if no wait */
 };
 
 /*

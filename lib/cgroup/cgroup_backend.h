@@ -14,6 +14,7 @@
 
 #include "cgroup.h"
 #include "cgroup_probe.h"
+#include "psi.h"
 #include "util.h"
 
 /* Enough for every small control file we read (lists, keyed stats). */
@@ -84,6 +85,13 @@ struct rg_cgroup {
 	bool known_empty;
 	/* what a task living in it (a slot's keeper) keeps charged */
 	uint64_t resident_bytes;
+	/*
+	 * Its pressure files (psi.h), opened by the backend: v2's own, or on
+	 * v1 those of its directory in the unified hierarchy; how, for
+	 * rg_cgroup_stats.wait_method.
+	 */
+	struct rg_psi psi;
+	const char *psi_method;
 };
 
 /*

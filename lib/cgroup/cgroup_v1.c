@@ -29,6 +29,11 @@ enum v1_ctrl {
 	V1_CPUACCT,
 	V1_FREEZER,
 	V1_CPU, /* optional: used when mounted */
+	/*
+	 * optional: a hybrid host's cgroup2 mount, without controllers, for
+	 * the run's pressure stall totals (psi.h)
+	 */
+	V1_UNIFIED,
 	V1_CPUSET, /* last: only when pinning */
 	V1_NR_CTRL
 };
@@ -38,6 +43,7 @@ static const char *const v1_ctrl_name[V1_NR_CTRL] = {
 	[V1_CPUACCT] = "cpuacct",
 	[V1_FREEZER] = "freezer",
 	[V1_CPU] = "cpu",
+	[V1_UNIFIED] = "unified",
 	[V1_CPUSET] = "cpuset",
 };
 
@@ -60,6 +66,7 @@ static const char *const v1_ctrl_marker[V1_NR_CTRL] = {
 	[V1_CPUACCT] = "cpuacct.usage",
 	[V1_FREEZER] = "freezer.state",
 	[V1_CPU] = "cpu.shares",
+	[V1_UNIFIED] = "cgroup.procs",
 	[V1_CPUSET] = "cpuset.cpus",
 };
 
@@ -134,6 +141,44 @@ static void v1_canonical_mount(char **mount)
 	*mount = real;
 }
 
+/* The cgroup namespace of the host (include/linux/proc_ns.h). */
+#define INIT_CGROUP_NS "cgroup:[4026531835]"
+
+/*
+ * A hybrid host's cgroup2 mount, where the tasks of each v1 cgroup can
+ * also be grouped for their pressure totals. Only in the host's cgroup
+ * namespace: in another one (a container), moving a task across the
+ * namespace's root is refused.
+ */
+static void v1_find_unified(void)
+{
+	char line[PATH_MAX + 256], root[PATH_MAX], point[PATH_MAX];
+	char ns[64];
+	const char *sep;
+	ssize_t n;
+	FILE *f;
+
+	v1_mounts.ret[V1_UNIFIED] = ECGROUPSUBSYSNOTMOUNTED;
+	n = readlink("/proc/self/ns/cgroup", ns, sizeof(ns) - 1);
+	if (n < 0 || (ns[n] = '\0', strcmp(ns, INIT_CGROUP_NS)))
+		return;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		sep = strstr(line, " - ");
+		if (!sep || strncmp(sep, " - cgroup2 ", 11) ||
+		    sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2 ||
+		    strcmp(root, "/") || !strcmp(point, "/sys/fs/cgroup"))
+			continue;
+		v1_mounts.mount[V1_UNIFIED] = strdup(point);
+		if (v1_mounts.mount[V1_UNIFIED])
+			v1_mounts.ret[V1_UNIFIED] = 0;
+		break;
+	}
+	fclose(f);
+}
+
 static void v1_find_mounts(void)
 {
 	int i;
@@ -143,6 +188,10 @@ static void v1_find_mounts(void)
 		goto out;
 	v1_mounts.init_ret = cgroup_init();
 	for (i = 0; i < V1_NR_CTRL && !v1_mounts.init_ret; i++) {
+		if (i == V1_UNIFIED) {
+			v1_find_unified();
+			continue;
+		}
 		v1_mounts.ret[i] = cgroup_get_subsys_mount_point(
 			v1_ctrl_name[i], &v1_mounts.mount[i]);
 		if (!v1_mounts.ret[i])
@@ -164,10 +213,12 @@ int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err)
 			       cgroup_strerror(v1_mounts.init_ret));
 	*buf = '\0';
 	for (i = 0; i < V1_NR_CTRL; i++) {
-		if (v1_mounts.ret[i])
+		/* "unified -": none (a table without the line is older) */
+		if (v1_mounts.ret[i] && i != V1_UNIFIED)
 			continue;
 		n = snprintf(buf + used, len - used, "%s %s\n",
-			     v1_ctrl_name[i], v1_mounts.mount[i]);
+			     v1_ctrl_name[i],
+			     v1_mounts.ret[i] ? "-" : v1_mounts.mount[i]);
 		if (n < 0 || (size_t)n >= len - used)
 			return rg_fail(err, ENAMETOOLONG, "cgroup mount table");
 		used += n;
@@ -183,8 +234,13 @@ static bool v1_mount_holds(enum v1_ctrl ctrl, const char *mount,
 	struct statfs sfs;
 	int n;
 
-	if (statfs(mount, &sfs) < 0 || sfs.f_type != CGROUP_SUPER_MAGIC)
+	if (statfs(mount, &sfs) < 0 ||
+	    sfs.f_type != (ctrl == V1_UNIFIED ? CGROUP2_SUPER_MAGIC :
+						  CGROUP_SUPER_MAGIC))
 		return false;
+	/* made on first use, unlike the pool's v1 cgroups */
+	if (ctrl == V1_UNIFIED)
+		return true;
 	n = snprintf(path, sizeof(path), "%s/%s/%s", mount, cgroup_path,
 		     v1_ctrl_marker[ctrl]);
 	return n > 0 && (size_t)n < sizeof(path) && access(path, F_OK) == 0;
@@ -220,7 +276,7 @@ int rg_cgroup_v1_mount(const char *controller, const char **mount,
 
 /* Parse "controller mount" lines into mount[]; false on anything odd. */
 static bool v1_parse_table(const char *text, const char *cgroup_path,
-			   char *mount[V1_NR_CTRL])
+			   char *mount[V1_NR_CTRL], bool *no_unified)
 {
 	char name[32], path[PATH_MAX];
 	const char *line = text;
@@ -230,6 +286,13 @@ static bool v1_parse_table(const char *text, const char *cgroup_path,
 		if (sscanf(line, "%31s %4095s%n", name, path, &n) != 2)
 			return false;
 		i = v1_ctrl_index(name);
+		if (i == V1_UNIFIED && !strcmp(path, "-")) {
+			*no_unified = true;
+			line += n;
+			while (*line == '\n')
+				line++;
+			continue;
+		}
 		if (i < 0 || mount[i] || !v1_mount_holds(i, path, cgroup_path))
 			return false;
 		mount[i] = strdup(path);
@@ -245,7 +308,7 @@ static bool v1_parse_table(const char *text, const char *cgroup_path,
 bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
 {
 	char *mount[V1_NR_CTRL] = { NULL };
-	bool taken = false;
+	bool taken = false, no_unified = false;
 	int i;
 
 	pthread_mutex_lock(&v1_mounts_lock);
@@ -253,7 +316,7 @@ bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
 		taken = !v1_mounts.init_ret;
 		goto out;
 	}
-	if (!v1_parse_table(text, cgroup_path, mount) ||
+	if (!v1_parse_table(text, cgroup_path, mount, &no_unified) ||
 	    !mount[V1_MEMORY] || !mount[V1_CPUACCT] || !mount[V1_FREEZER])
 		goto out;
 	for (i = 0; i < V1_NR_CTRL; i++) {
@@ -261,6 +324,9 @@ bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
 		v1_mounts.ret[i] = mount[i] ? 0 : ECGROUPSUBSYSNOTMOUNTED;
 		mount[i] = NULL;
 	}
+	/* a table from before the unified hierarchy was used: look */
+	if (!v1_mounts.mount[V1_UNIFIED] && !no_unified)
+		v1_find_unified();
 	v1_mounts.ready = taken = true;
 out:
 	pthread_mutex_unlock(&v1_mounts_lock);
@@ -278,7 +344,8 @@ static int v1_check_mounts(bool want_cpuset, struct rg_error *err)
 		return rg_fail(err, ENODEV, "libcgroup: cgroup_init: %s",
 			       cgroup_strerror(v1_mounts.init_ret));
 	for (i = 0; i < V1_NR_CTRL; i++) {
-		if ((i == V1_CPUSET && !want_cpuset) || i == V1_CPU)
+		if ((i == V1_CPUSET && !want_cpuset) || i == V1_CPU ||
+		    i == V1_UNIFIED)
 			continue;
 		if (v1_mounts.ret[i])
 			return rg_fail(err, ENODEV,
@@ -432,6 +499,9 @@ static int v1_open_files(struct rg_cgroup_v1 *cg, struct rg_error *err)
 		rg_close_fd(&cg->fd[F_MEMSW_MAX_USAGE]);
 		rg_close_fd(&cg->fd[F_MEMSW_FAILCNT]);
 	}
+	dir = v1_dir(cg, V1_UNIFIED);
+	if (dir >= 0)
+		rg_psi_open(&cg->base.psi, dir, false);
 	return 0;
 }
 
@@ -448,6 +518,8 @@ static struct rg_cgroup_v1 *v1_alloc(const char *parent, const char *name,
 	cg->base.ops = &v1_ops;
 	for (i = 0; i < V1_NR_FILES; i++)
 		cg->fd[i] = -1;
+	rg_psi_init(&cg->base.psi);
+	cg->base.psi_method = "unified-psi";
 	for (i = 0; i < V1_NR_CTRL; i++) {
 		cg->ctrl_hier[i] = -1;
 		cg->hier[i].parent_fd = -1;
@@ -513,7 +585,7 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 	if (!cg)
 		return -1;
 	for (i = 0; i < nr; i++) {
-		if (i == V1_CPU && v1_mounts.ret[i])
+		if ((i == V1_CPU || i == V1_UNIFIED) && v1_mounts.ret[i])
 			continue;
 		if (v1_add_hier(cg, i, parent, want_cpuset, reuse, err) < 0) {
 			rg_fail_context(err, "cgroup v1 %s:%s",
@@ -958,6 +1030,7 @@ static void v1_release(struct rg_cgroup *base)
 
 	for (i = 0; i < V1_NR_FILES; i++)
 		rg_close_fd(&cg->fd[i]);
+	rg_psi_close(&cg->base.psi);
 	for (i = 0; i < V1_NR_CTRL; i++) {
 		rg_close_fd(&cg->hier[i].procs_fd);
 		rg_close_fd(&cg->hier[i].dir_fd);

@@ -273,6 +273,7 @@ static int v2_open_files(struct rg_cgroup_v2 *cg, struct rg_error *err)
 			       &cg->fd[i], err) < 0)
 			return -1;
 	}
+	rg_psi_open(&cg->base.psi, cg->dir_fd, false);
 	return 0;
 }
 
@@ -292,6 +293,8 @@ static struct rg_cgroup_v2 *v2_alloc(const char *parent, const char *name,
 	cg->dir_fd = -1;
 	for (i = 0; i < V2_NR_FILES; i++)
 		cg->fd[i] = -1;
+	rg_psi_init(&cg->base.psi);
+	cg->base.psi_method = "cgroup-psi";
 	if (rg_cg_label(&cg->base, parent, name, err) < 0) {
 		free(cg);
 		return NULL;
@@ -815,6 +818,7 @@ static void v2_release(struct rg_cgroup *base)
 
 	for (i = 0; i < V2_NR_FILES; i++)
 		rg_close_fd(&cg->fd[i]);
+	rg_psi_close(&cg->base.psi);
 	rg_close_fd(&cg->dir_fd);
 	rg_close_fd(&cg->parent_fd);
 	free(cg);

@@ -486,6 +486,76 @@ static void test_internal_error_one_line(void **state)
 	free(text);
 }
 
+/*
+ * Where the wall time went: after every other key, the known waits only
+ * (an unknown one is an absent key, never a zero), the host's pressure,
+ * the cause and the method.
+ */
+static void test_waits(void **state)
+{
+	struct rg_meta_options mo = { .struct_size = sizeof(mo),
+				      .time_used = RG_TIME_CPU,
+				      .extra_keys = true };
+	struct rg_result r = normal_result();
+	static const char head[] = "memory-bytes: 2732032\n"
+				   "exitcode: 0\n"
+				   "wall-time: 0.013\n"
+				   "user-time: 0.000\n"
+				   "sys-time: 0.004\n"
+				   "cpu-time: 0.005\n"
+				   "time-used: cpu-time\n"
+				   "time-result: \n"
+				   "stdin-bytes: 0\n"
+				   "stdout-bytes: 14\n"
+				   "stderr-bytes: 0\n"
+				   "memory-method: memory.peak\n"
+				   "major-faults: 3\n";
+	char want[1024];
+
+	(void)state;
+	r.pooled = true;
+	r.pool_slot = 2;
+	r.waits_known = (1u << RG_WAIT_CPU) | (1u << RG_WAIT_MEMORY);
+	r.wait_time[RG_WAIT_CPU] = 0.5024;
+	r.wait_time[RG_WAIT_IO] = 9.0; /* not known: not written */
+	r.wait_time[RG_WAIT_MEMORY] = 0.0;
+	r.host_known = (1u << RG_WAIT_CPU) | (1u << RG_WAIT_IO);
+	r.host_pressure[RG_WAIT_CPU] = 98.64;
+	r.host_pressure[RG_WAIT_IO] = 0.04;
+	strcpy(r.wall_time_cause, "host-cpu");
+	strcpy(r.wait_method, "cgroup-psi");
+	snprintf(want, sizeof(want), "%s"
+		 "pool-slot: 2\n"
+		 "wait-cpu-time: 0.502\n"
+		 "wait-memory-time: 0.000\n"
+		 "host-pressure: cpu=98.6%% io=0.0%%\n"
+		 "wall-time-cause: host-cpu\n"
+		 "wait-method: cgroup-psi\n", head);
+	expect_meta_opts(&r, &mo, want);
+
+	/* nothing known: none of the keys */
+	r.waits_known = r.host_known = 0;
+	r.wall_time_cause[0] = r.wait_method[0] = '\0';
+	snprintf(want, sizeof(want), "%spool-slot: 2\n", head);
+	expect_meta_opts(&r, &mo, want);
+
+	/* DOMjudge's keys alone without extra_keys */
+	r.waits_known = 1u << RG_WAIT_CPU;
+	strcpy(r.wall_time_cause, "host-cpu");
+	mo.extra_keys = false;
+	expect_meta_opts(&r, &mo, "memory-bytes: 2732032\n"
+				  "exitcode: 0\n"
+				  "wall-time: 0.013\n"
+				  "user-time: 0.000\n"
+				  "sys-time: 0.004\n"
+				  "cpu-time: 0.005\n"
+				  "time-used: cpu-time\n"
+				  "time-result: \n"
+				  "stdin-bytes: 0\n"
+				  "stdout-bytes: 14\n"
+				  "stderr-bytes: 0\n");
+}
+
 static void test_write_errors(void **state)
 {
 	struct rg_result r = normal_result();
@@ -526,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_internal_error),
 		cmocka_unit_test(test_internal_error_extra_keys),
 		cmocka_unit_test(test_internal_error_one_line),
+		cmocka_unit_test(test_waits),
 		cmocka_unit_test(test_write_errors),
 	};
 

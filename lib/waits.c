@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Where a run's wall time went (waits.h, docs/meta-file.md). */
+#include "waits.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "util.h"
+
+_Static_assert((int)RG_PSI_CPU == (int)RG_WAIT_CPU &&
+		       (int)RG_PSI_IO == (int)RG_WAIT_IO &&
+		       (int)RG_PSI_MEMORY == (int)RG_WAIT_MEMORY,
+	       "a PSI kind is the wait of the same index");
+
+/*
+ * A gap between wall and CPU time this small is nobody's fault: a run's
+ * own start and end, a tick of the scheduler.
+ */
+#define QUIET_GAP_S 0.020
+#define QUIET_GAP_SHARE 0.10
+/* A wait explains the gap when it covers at least this share of it. */
+#define EXPLAINS_SHARE 0.50
+
+void rg_host_waits_open(struct rg_host_waits *h)
+{
+	_cleanup_close_ int dir = open("/proc/pressure",
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	rg_psi_init(&h->psi);
+	if (dir >= 0)
+		rg_psi_open(&h->psi, dir, true);
+}
+
+void rg_host_waits_start(struct rg_host_waits *h)
+{
+	clock_gettime(CLOCK_MONOTONIC, &h->start);
+	rg_psi_start(&h->psi);
+}
+
+void rg_host_waits_read(const struct rg_host_waits *h, struct rg_result *res)
+{
+	int64_t delta_ns[RG_PSI_NR], window_ns;
+	struct timespec now;
+
+	if (!rg_psi_any(&h->psi))
+		return;
+	rg_psi_delta(&h->psi, delta_ns);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	window_ns = (now.tv_sec - h->start.tv_sec) * 1000000000LL +
+		    (now.tv_nsec - h->start.tv_nsec);
+	if (window_ns <= 0)
+		return;
+	for (int k = 0; k < RG_PSI_NR; k++) {
+		if (delta_ns[k] < 0)
+			continue;
+		res->host_known |= 1u << k;
+		res->host_pressure[k] = delta_ns[k] >= window_ns ?
+						100.0 :
+						100.0 * (double)delta_ns[k] /
+							(double)window_ns;
+	}
+}
+
+void rg_host_waits_close(struct rg_host_waits *h)
+{
+	rg_psi_close(&h->psi);
+}
+
+void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
+		  const char *method)
+{
+	for (int k = 0; k < RG_PSI_NR; k++) {
+		if (wait_ns[k] < 0)
+			continue;
+		res->waits_known |= 1u << k;
+		res->wait_time[k] = (double)wait_ns[k] / 1e9;
+	}
+	if (res->waits_known && method)
+		snprintf(res->wait_method, sizeof(res->wait_method), "%s",
+			 method);
+}
+
+static const char *blame(const struct rg_result *res, bool memory_limited)
+{
+	double cpu = res->cpu_time >= 0 ? res->cpu_time :
+					  res->user_time + res->sys_time;
+	double gap = res->wall_time - cpu, top = 0;
+	int worst = -1;
+
+	if (gap <= QUIET_GAP_S || gap <= QUIET_GAP_SHARE * res->wall_time)
+		return "none";
+	for (int k = 0; k < RG_NR_WAITS; k++) {
+		if ((res->waits_known & (1u << k)) && res->wait_time[k] > top) {
+			top = res->wait_time[k];
+			worst = k;
+		}
+	}
+	/* neither running nor waiting for the host: sleep, input, a pipe */
+	if (worst < 0 || top < EXPLAINS_SHARE * gap)
+		return "program";
+	switch (worst) {
+	case RG_WAIT_CPU:
+		return "host-cpu";
+	case RG_WAIT_IO:
+		return "host-io";
+	case RG_WAIT_MEMORY:
+		return memory_limited ? "own-memory-limit" : "host-memory";
+	default:
+		return "cpu-quota";
+	}
+}
+
+void rg_waits_blame(struct rg_result *res, bool memory_limited)
+{
+	if (!res->waits_known)
+		return;
+	snprintf(res->wall_time_cause, sizeof(res->wall_time_cause), "%s",
+		 blame(res, memory_limited));
+}

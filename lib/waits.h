@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where a run's wall time went: its cgroup's waits (cgroup.h, psi.h) and
+ * the host's pressure over the same window become rg_result's wait_time,
+ * host_pressure and wall_time_cause. The rules are docs/meta-file.md's.
+ */
+#ifndef RG_WAITS_H
+#define RG_WAITS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <runguard/runguard.h>
+
+#include "psi.h"
+
+/* The host's totals, open for the whole run (before the timed window). */
+struct rg_host_waits {
+	struct rg_psi psi;
+	struct timespec start;
+};
+
+void rg_host_waits_open(struct rg_host_waits *h);
+/* With the run's own baselines, as the timed window opens. */
+void rg_host_waits_start(struct rg_host_waits *h);
+/* The host's pressure since then into res (host_known, host_pressure). */
+void rg_host_waits_read(const struct rg_host_waits *h, struct rg_result *res);
+void rg_host_waits_close(struct rg_host_waits *h);
+
+/* The run's own waits (ns by enum rg_psi_kind, -1 unknown) into res. */
+void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
+		  const char *method);
+
+/*
+ * res->wall_time_cause from res's times, waits and host pressure;
+ * memory_limited: the run had a memory limit and reached (nearly) all of
+ * it. Pure: no system call.
+ */
+void rg_waits_blame(struct rg_result *res, bool memory_limited);
+
+#endif
