@@ -186,12 +186,13 @@ static int put_extra(FILE *meta, const struct rg_result *result)
 		return 0;
 	if (put_line(meta, "memory-method", result->memory_method,
 		     sizeof(result->memory_method)) ||
-	    put_key(meta, "major-faults", "%" PRIu64, result->major_faults))
+	    put_key(meta, "major-faults", "%" PRIu64, result->major_faults) ||
+	    put_waits(meta, result))
 		return -1;
 	if (result->pooled &&
 	    put_key(meta, "pool-slot", "%u", result->pool_slot))
 		return -1;
-	return put_waits(meta, result);
+	return 0;
 }
 
 int rg_meta_write_result(FILE *meta, const struct rg_result *result,

@@ -235,6 +235,8 @@ static int release_child(struct run *r, struct rg_error *err)
 	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
 		return -1;
 	rg_host_waits_start(&r->host);
+	r->child.stat_fd = rg_task_stat_open(r->child.pid);
+	r->child.run_delay_base = rg_task_run_delay(r->child.stat_fd);
 	if (rg_supervisor_start(&r->sup, err) < 0)
 		return -1;
 	return rg_spawn_release(&r->child, err);
@@ -315,6 +317,23 @@ static void decide_soft_limits(struct run *r)
 	}
 }
 
+/*
+ * The child's own wait for a CPU, where it is larger than its cgroup's
+ * (PSI weighs the CPUs a run moved between, psi.h): exact for a program
+ * of one thread, and most are.
+ */
+static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
+{
+	int64_t base = r->child.run_delay_base, end = r->child.run_delay_end;
+
+	if (base < 0 || end < base)
+		return;
+	if (end - base > st->wait_ns[RG_PSI_CPU])
+		st->wait_ns[RG_PSI_CPU] = end - base;
+	if (!st->wait_method)
+		st->wait_method = "schedstat";
+}
+
 static int read_stats(struct run *r, struct rg_error *err)
 {
 	struct rg_result *res = r->result;
@@ -323,6 +342,7 @@ static int read_stats(struct run *r, struct rg_error *err)
 	if (rg_cgroup_read_stats(r->slot->cgroup, &st, err) < 0)
 		return -1;
 	rg_slot_correct_stats(r->slot, &st);
+	own_cpu_wait(r, &st);
 	rg_waits_set(res, st.wait_ns, st.wait_method);
 	rg_host_waits_read(&r->host, res);
 	res->cpu_time = st.cpu_ns < 0 ? -1.0 : (double)st.cpu_ns / 1e9;
@@ -422,8 +442,12 @@ static enum rg_outcome collect_setup_failure(struct run *r)
 		res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
 		decide_exit(r);
 		decide_soft_limits(r);
+		rg_waits_blame(res, reached_memory_limit(r));
 		return RG_OUTCOME_COMPLETED;
 	}
+	/* the command never ran: there is no wall time to explain */
+	res->waits_known = res->host_known = 0;
+	res->wait_method[0] = '\0';
 	res->exit_code = 255;
 	return RG_OUTCOME_SETUP_FAILED;
 }

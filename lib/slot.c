@@ -16,6 +16,7 @@
 #include "error.h"
 #include "spawn.h"
 #include "util.h"
+#include "waits.h"
 
 /* What stock runguard unshares: no network, private IPC, mounts and name. */
 #define RG_TRANSIENT_NS_FLAGS \
@@ -58,6 +59,8 @@ int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 
 	if (slot->ops->reap)
 		return slot->ops->reap(slot, child, status, ru, err);
+	/* the child is ours to reap: its figures are there until then */
+	child->run_delay_end = rg_task_run_delay(child->stat_fd);
 	do {
 		pid = wait4(child->pid, status, 0, ru);
 	} while (pid < 0 && errno == EINTR);

@@ -147,6 +147,8 @@ void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 	child->go_fd = p->go[1];
 	child->output_fd[0] = p->out[0][0];
 	child->output_fd[1] = p->out[1][0];
+	child->stat_fd = -1;
+	child->run_delay_base = child->run_delay_end = -1;
 	rg_close_fd(&p->report[1]);
 	rg_close_fd(&p->go[0]);
 	rg_close_fd(&p->out[0][1]);
@@ -225,4 +227,5 @@ void rg_child_close(struct rg_child *child)
 	rg_close_fd(&child->go_fd);
 	rg_close_fd(&child->output_fd[0]);
 	rg_close_fd(&child->output_fd[1]);
+	rg_close_fd(&child->stat_fd);
 }

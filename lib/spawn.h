@@ -99,6 +99,12 @@ struct rg_child {
 	int report_fd; /* read end of the report pipe */
 	int go_fd;     /* write end of the barrier pipe */
 	int output_fd[2]; /* read ends of the stdout/stderr pipes */
+	/*
+	 * Its wait on a run queue (waits.h) as the timed window opened and
+	 * as it ended, ns (-1 unknown), read through stat_fd (-1).
+	 */
+	int stat_fd;
+	int64_t run_delay_base, run_delay_end;
 };
 
 /* The pipe ends as the child sees them. */

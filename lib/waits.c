@@ -67,6 +67,35 @@ void rg_host_waits_close(struct rg_host_waits *h)
 	rg_psi_close(&h->psi);
 }
 
+int rg_task_stat_open(pid_t pid)
+{
+	char path[64];
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+int64_t rg_task_run_delay(int stat_fd)
+{
+	unsigned long long run_ns, delay_ns;
+	char buf[128];
+	ssize_t n;
+
+	/* "<on cpu ns> <run queue ns> <timeslices>" */
+	if (stat_fd < 0)
+		return -1;
+	n = pread(stat_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &run_ns, &delay_ns) != 2 ||
+	    delay_ns > INT64_MAX)
+		return -1;
+	return (int64_t)delay_ns;
+}
+
 void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
 		  const char *method)
 {
@@ -81,6 +110,17 @@ void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
 			 method);
 }
 
+static bool known(const struct rg_result *res, int wait)
+{
+	return res->waits_known & (1u << wait);
+}
+
+/* Big enough to matter: more than a quiet gap, in seconds and in share. */
+static bool matters(double seconds, double wall)
+{
+	return seconds > QUIET_GAP_S && seconds > QUIET_GAP_SHARE * wall;
+}
+
 static const char *blame(const struct rg_result *res, bool memory_limited)
 {
 	double cpu = res->cpu_time >= 0 ? res->cpu_time :
@@ -88,10 +128,19 @@ static const char *blame(const struct rg_result *res, bool memory_limited)
 	double gap = res->wall_time - cpu, top = 0;
 	int worst = -1;
 
-	if (gap <= QUIET_GAP_S || gap <= QUIET_GAP_SHARE * res->wall_time)
+	/*
+	 * Memory first: a run's reclaim is also CPU time (its own, in the
+	 * kernel), so a run fighting its limit can lose its time with no
+	 * gap between wall and CPU time.
+	 */
+	if (known(res, RG_WAIT_MEMORY) &&
+	    matters(res->wait_time[RG_WAIT_MEMORY], res->wall_time))
+		return memory_limited ? "own-memory-limit" : "host-memory";
+	if (!matters(gap, res->wall_time))
 		return "none";
 	for (int k = 0; k < RG_NR_WAITS; k++) {
-		if ((res->waits_known & (1u << k)) && res->wait_time[k] > top) {
+		if (k != RG_WAIT_MEMORY && known(res, k) &&
+		    res->wait_time[k] > top) {
 			top = res->wait_time[k];
 			worst = k;
 		}
@@ -104,8 +153,6 @@ static const char *blame(const struct rg_result *res, bool memory_limited)
 		return "host-cpu";
 	case RG_WAIT_IO:
 		return "host-io";
-	case RG_WAIT_MEMORY:
-		return memory_limited ? "own-memory-limit" : "host-memory";
 	default:
 		return "cpu-quota";
 	}

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <runguard/runguard.h>
@@ -27,6 +28,15 @@ void rg_host_waits_start(struct rg_host_waits *h);
 /* The host's pressure since then into res (host_known, host_pressure). */
 void rg_host_waits_read(const struct rg_host_waits *h, struct rg_result *res);
 void rg_host_waits_close(struct rg_host_waits *h);
+
+/*
+ * One task's own time waiting on a run queue (ns), from the fd of its
+ * /proc/<pid>/schedstat: exact also when the task moved between CPUs,
+ * where a cgroup's PSI total weighs each CPU by the time the cgroup was
+ * busy on it (psi.h). Readable until the task is reaped; -1 unknown.
+ */
+int rg_task_stat_open(pid_t pid);
+int64_t rg_task_run_delay(int stat_fd);
 
 /* The run's own waits (ns by enum rg_psi_kind, -1 unknown) into res. */
 void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],

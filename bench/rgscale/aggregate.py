@@ -16,6 +16,10 @@ def ms(x):
     return None if x is None else round(x * 1000, 2)
 
 
+def pct(x):
+    return None if x is None else round(min(x, 1.0) * 100, 1)
+
+
 def kind_stats(kind, calls):
     """Count, wall - cpu and call duration of one kind of call. A call
     without both meta times (or with a negative cpu time) has no wall -
@@ -24,7 +28,14 @@ def kind_stats(kind, calls):
     wc = [c[4] - c[5] for c in kc if c[4] is not None and
           c[5] is not None and c[5] >= 0]
     cd = [c[3] for c in kc]
+    # the share of the wall time that CPU time and the waits explain
+    cov = [(c[5] + c[8]) / c[4] for c in kc if c[4] and c[5] is not None
+           and c[5] >= 0 and c[8] is not None]
     return {
+        '%s_explained_pct' % kind: {
+            'median': pct(nearest_rank(cov, 50)),
+            'p10': pct(nearest_rank(cov, 10)),
+            'n': len(cov)},
         '%s_calls' % kind: len(kc),
         '%s_wall_minus_cpu_ms' % kind: {
             'median': ms(nearest_rank(wc, 50)),

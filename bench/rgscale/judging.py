@@ -10,8 +10,12 @@ import time
 from .options import POOL_MODES
 
 # A record of Bench.calls, in this order (the JSON names its columns).
+# wait_s: the waits runguard reported (wait-*-time, summed; None when it
+# reported none), cause: its wall-time-cause (docs/meta-file.md).
 CALL_COLUMNS = ('t_end', 'kind', 'worker', 'call_s', 'wall_s', 'cpu_s',
-                'ok', 'status')
+                'ok', 'status', 'wait_s', 'cause')
+WAIT_KEYS = ('wait-cpu-time', 'wait-io-time', 'wait-memory-time',
+             'wait-throttled-time')
 MAX_FAILURE_DETAILS = 30
 
 
@@ -150,8 +154,12 @@ class Bench:
         """One row of CALL_COLUMNS."""
         wall = meta_float(meta, 'wall-time')
         cpu = meta_float(meta, 'cpu-time')
+        waits = [w for w in (meta_float(meta, k) for k in WAIT_KEYS)
+                 if w is not None]
         self.calls.append((round(self.now(), 3), kind, worker,
-                           round(elapsed, 4), wall, cpu, ok, status))
+                           round(elapsed, 4), wall, cpu, ok, status,
+                           round(sum(waits), 4) if waits else None,
+                           meta.get('wall-time-cause')))
 
     def terminate_calls(self):
         """SIGTERM to the runguard processes we started (by pid): each

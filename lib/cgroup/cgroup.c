@@ -43,7 +43,8 @@ int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err)
 }
 
 static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
-		      bool reuse, struct rg_cgroup **out, struct rg_error *err)
+		      unsigned int how, struct rg_cgroup **out,
+		      struct rg_error *err)
 {
 	enum rg_cgroup_mode mode = RG_CGROUP_V1;
 	unsigned int ctrl = RG_CG_MEMORY;
@@ -54,11 +55,11 @@ static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
 	if (rg_cgroup_detect(&mode, err) < 0)
 		return -1;
 	if (mode == RG_CGROUP_V1)
-		return rg_cgroup_v1_create(parent, name, want_cpuset, reuse,
-					   out, err);
+		return rg_cgroup_v1_create(parent, name, want_cpuset, how, out,
+					   err);
 	if (want_cpuset)
 		ctrl |= RG_CG_CPUSET;
-	return rg_cgroup_v2_create(RG_CGROUP_ROOT, parent, name, ctrl, reuse, out,
+	return rg_cgroup_v2_create(RG_CGROUP_ROOT, parent, name, ctrl, how, out,
 				   err);
 }
 
@@ -88,13 +89,16 @@ bool rg_cgroup_use_mount_table(const char *text, const char *cgroup_path)
 int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 		     struct rg_cgroup **out, struct rg_error *err)
 {
-	return get_cgroup(parent, name, want_cpuset, false, out, err);
+	return get_cgroup(parent, name, want_cpuset, 0, out, err);
 }
 
 int rg_cgroup_open(const char *parent, const char *name, bool want_cpuset,
-		   struct rg_cgroup **out, struct rg_error *err)
+		   bool own_parent, struct rg_cgroup **out,
+		   struct rg_error *err)
 {
-	return get_cgroup(parent, name, want_cpuset, true, out, err);
+	return get_cgroup(parent, name, want_cpuset,
+			  RG_CG_REUSE | (own_parent ? RG_CG_OWN_PARENT : 0),
+			  out, err);
 }
 
 int rg_cgroup_apply_limits(struct rg_cgroup *cg,

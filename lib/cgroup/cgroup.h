@@ -100,8 +100,13 @@ int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
  * directories this call made are removed again; parent levels stay, as
  * they do for rg_cgroup_create() (siblings may be using them).
  */
+/*
+ * own_parent: parent's last level is runguard's too (a pool's cgroup):
+ * it is made root's alone (0700) as name is, whatever its mode was.
+ */
 int rg_cgroup_open(const char *parent, const char *name, bool want_cpuset,
-		   struct rg_cgroup **out, struct rg_error *err);
+		   bool own_parent, struct rg_cgroup **out,
+		   struct rg_error *err);
 
 /* Write the limits selected by limits->set (none: no write at all). */
 int rg_cgroup_apply_limits(struct rg_cgroup *cg,

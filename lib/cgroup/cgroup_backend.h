@@ -95,12 +95,15 @@ struct rg_cgroup {
 };
 
 /*
- * reuse: an existing <parent>/<name> is used (rg_cgroup_open); otherwise
- * it is an error (rg_cgroup_create).
+ * how: RG_CG_REUSE, an existing <parent>/<name> is used (rg_cgroup_open;
+ * otherwise it is an error, rg_cgroup_create), with RG_CG_OWN_PARENT
+ * parent's last level made 0700 as well.
  */
+#define RG_CG_REUSE 1u
+#define RG_CG_OWN_PARENT 2u
 int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, bool reuse, struct rg_cgroup **out,
-			struct rg_error *err);
+			bool want_cpuset, unsigned int how,
+			struct rg_cgroup **out, struct rg_error *err);
 
 /* See rg_cgroup_mount_table() and rg_cgroup_use_mount_table(). */
 int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err);
@@ -111,7 +114,7 @@ bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path);
  * at another cgroup2 mount, where controllers may be unavailable (ctrl 0).
  */
 int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl, bool reuse,
+			const char *name, unsigned int ctrl, unsigned int how,
 			struct rg_cgroup **out, struct rg_error *err);
 
 /* A name for one path component: non-empty, no '/', not "." or "..". */

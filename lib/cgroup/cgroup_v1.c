@@ -394,7 +394,7 @@ static rg_cg_dir_hook v1_hook(const char *mount, bool want_cpuset)
 }
 
 static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
-		       const char *parent, bool want_cpuset, bool reuse,
+		       const char *parent, bool want_cpuset, unsigned int how,
 		       struct rg_error *err)
 {
 	const char *mount = v1_mounts.mount[ctrl];
@@ -420,10 +420,11 @@ static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
 		return -1;
 	/* Counted from here on, so that release closes what is open. */
 	cg->ctrl_hier[ctrl] = cg->nr_hier++;
-	if (reuse) {
+	if (how & RG_CG_REUSE) {
 		if (rg_cg_open_dir(h->parent_fd, cg->name, &h->made,
 				   &h->dir_fd, err) < 0 ||
-		    rg_cg_keep_private(h->parent_fd, parent, err) < 0 ||
+		    ((how & RG_CG_OWN_PARENT) &&
+		     rg_cg_keep_private(h->parent_fd, parent, err) < 0) ||
 		    (!h->made &&
 		     rg_cg_keep_private(h->dir_fd, cg->name, err) < 0))
 			return -1;
@@ -573,7 +574,7 @@ static int v1_thaw_reused(struct rg_cgroup_v1 *cg, struct rg_error *err)
 }
 
 int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, bool reuse, struct rg_cgroup **out,
+			bool want_cpuset, unsigned int how, struct rg_cgroup **out,
 			struct rg_error *err)
 {
 	struct rg_cgroup_v1 *cg;
@@ -587,7 +588,7 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 	for (i = 0; i < nr; i++) {
 		if ((i == V1_CPU || i == V1_UNIFIED) && v1_mounts.ret[i])
 			continue;
-		if (v1_add_hier(cg, i, parent, want_cpuset, reuse, err) < 0) {
+		if (v1_add_hier(cg, i, parent, want_cpuset, how, err) < 0) {
 			rg_fail_context(err, "cgroup v1 %s:%s",
 					v1_ctrl_name[i], cg->base.label);
 			goto fail;

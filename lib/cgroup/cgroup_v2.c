@@ -315,12 +315,13 @@ static int v2_write(struct rg_cgroup_v2 *cg, enum v2_file f, const char *val,
 }
 
 static int v2_get_dir(struct rg_cgroup_v2 *cg, const char *parent,
-		      bool reuse, struct rg_error *err)
+		      unsigned int how, struct rg_error *err)
 {
-	if (reuse) {
+	if (how & RG_CG_REUSE) {
 		if (rg_cg_open_dir(cg->parent_fd, cg->name, &cg->base.fresh,
 				   &cg->dir_fd, err) < 0 ||
-		    rg_cg_keep_private(cg->parent_fd, parent, err) < 0)
+		    ((how & RG_CG_OWN_PARENT) &&
+		     rg_cg_keep_private(cg->parent_fd, parent, err) < 0))
 			return -1;
 		return cg->base.fresh ? 0 :
 		       rg_cg_keep_private(cg->dir_fd, cg->name, err);
@@ -351,7 +352,7 @@ static void v2_discard(struct rg_cgroup_v2 *cg)
 }
 
 int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl, bool reuse,
+			const char *name, unsigned int ctrl, unsigned int how,
 			struct rg_cgroup **out, struct rg_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
@@ -368,7 +369,7 @@ int rg_cgroup_v2_create(const char *root, const char *parent,
 	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
 	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
 			      &cg->parent_fd, err) < 0 ||
-	    v2_get_dir(cg, parent, reuse, err) < 0 || v2_open_files(cg, err) < 0 ||
+	    v2_get_dir(cg, parent, how, err) < 0 || v2_open_files(cg, err) < 0 ||
 	    v2_thaw_reused(cg, err) < 0) {
 		rg_fail_context(err, "cgroup v2 %s", cg->base.label);
 		goto fail;

@@ -504,24 +504,6 @@ static int call(int conn, enum rg_keeper_op op, const int *fds, size_t nfds,
 	return 0;
 }
 
-/* The child's pid as we see it (it is not ours: the keeper's). */
-static pid_t pidfd_pid(int pidfd)
-{
-	char path[64], line[128];
-	pid_t pid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid:\t%d", &pid) == 1)
-			break;
-	fclose(f);
-	return pid;
-}
-
 void rg_keeper_run_init(struct rg_keeper_run *run)
 {
 	run->runner_sock = run->runner_pidfd = -1;
@@ -568,7 +550,7 @@ int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
 	if (call(conn, RG_KEEPER_SPAWN, fds, RG_KEEPER_SPAWN_FDS, &r, got,
 		 RG_KEEPER_REPLY_FDS, &ngot, err) == 0 &&
 	    (ngot != RG_KEEPER_REPLY_FDS ||
-	     (pid = pidfd_pid(got[RG_KEEPER_REPLY_CHILD])) <= 0))
+	     (pid = rg_pidfd_pid(got[RG_KEEPER_REPLY_CHILD])) <= 0))
 		rg_fail(err, EPROTO, "the keeper sent no child");
 	close(memfd);
 	close(cwd_fd);
@@ -587,7 +569,7 @@ int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
 }
 
 int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
-		   struct rg_error *err)
+		   int64_t *run_delay_ns, struct rg_error *err)
 {
 	struct rg_runner_done d;
 	size_t nfds;
@@ -602,6 +584,7 @@ int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
 			       "reap it");
 	*status = d.status;
 	*ru = d.rusage;
+	*run_delay_ns = d.run_delay_ns;
 	run->runner_cpu_ns = d.cpu_ns;
 	return 0;
 }

@@ -88,9 +88,12 @@ int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
 		    struct rg_child *child, struct rg_keeper_run *run,
 		    struct rg_error *err);
 
-/* The exited child's status and rusage, from its runner. */
+/*
+ * The exited child's status, rusage and wait on a run queue (ns, -1
+ * unknown; read by its runner before it reaped it).
+ */
 int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
-		   struct rg_error *err);
+		   int64_t *run_delay_ns, struct rg_error *err);
 
 /*
  * The run, all of it, killed and gone: by the keeper (conn), or by us when

@@ -24,7 +24,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the plan's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 3u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 4u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -50,6 +50,8 @@ struct rg_runner_done {
 	int32_t errnum;
 	int32_t status;
 	int64_t cpu_ns; /* the runner's own CPU, to this message */
+	/* the child's wait on a run queue as it ended (waits.h); -1 */
+	int64_t run_delay_ns;
 	struct rusage rusage;
 };
 
@@ -91,5 +93,8 @@ ssize_t rg_keeper_recv(int sock, void *buf, size_t len, int *fds, size_t max,
 /* <pool dir>/<name>.sock through the pool directory's fd. */
 int rg_keeper_socket_path(int dir_fd, const char *name,
 			  struct sockaddr_un *sa);
+
+/* The pid of pidfd's process in our /proc's PID namespace; -1. */
+pid_t rg_pidfd_pid(int pidfd);
 
 #endif

@@ -42,6 +42,7 @@
 #include "slot.h"
 #include "syscall_filter.h"
 #include "util.h"
+#include "waits.h"
 
 /* What a runner tells the keeper: that the child started (with its pidfd). */
 struct runner_started {
@@ -151,13 +152,22 @@ static int start_child(struct keeper *k, struct rg_wire_plan *w,
 	return 0;
 }
 
-/* Every ended child of ours reaped; the run's child's end kept in *d. */
-static bool reap_children(pid_t pid, struct rg_runner_done *d)
+/*
+ * Every ended child of ours reaped; the run's child's end kept in *d,
+ * and its wait for a CPU (from stat_fd) read before it is reaped.
+ */
+static bool reap_children(pid_t pid, int stat_fd, struct rg_runner_done *d)
 {
+	siginfo_t info = { 0 };
 	struct rusage ru;
 	bool done = false;
 	int status;
 	pid_t got;
+
+	if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) ==
+		    0 &&
+	    info.si_pid == pid)
+		d->run_delay_ns = rg_task_run_delay(stat_fd);
 
 	while ((got = wait4(-1, &status, WNOHANG | __WALL, &ru)) != 0) {
 		if (got < 0 && errno == EINTR)
@@ -184,13 +194,13 @@ static bool reap_children(pid_t pid, struct rg_runner_done *d)
  * keeper with it or not) ends the run: kill(-1) reaches our PID
  * namespace only.
  */
-static _Noreturn void runner_wait(pid_t pid, int sock, int sfd)
+static _Noreturn void runner_wait(pid_t pid, int stat_fd, int sock, int sfd)
 {
 	struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
 			       { .fd = sock, .events = 0 } };
-	struct rg_runner_done d = { 0 };
+	struct rg_runner_done d = { .run_delay_ns = -1 };
 	struct signalfd_siginfo info;
-	bool done = reap_children(pid, &d), sent = false;
+	bool done = reap_children(pid, stat_fd, &d), sent = false;
 
 	for (;;) {
 		if (done && !sent) {
@@ -205,7 +215,7 @@ static _Noreturn void runner_wait(pid_t pid, int sock, int sfd)
 		if (p[0].revents & POLLIN) {
 			while (read(sfd, &info, sizeof(info)) > 0)
 				;
-			done |= reap_children(pid, &d);
+			done |= reap_children(pid, stat_fd, &d);
 		}
 	}
 	kill(-1, SIGKILL);
@@ -223,7 +233,7 @@ static _Noreturn void runner_main(struct keeper *k, struct rg_wire_plan *w,
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct rg_error err;
 	sigset_t chld;
-	int pidfd = -1, sfd;
+	int pidfd = -1, sfd, stat_fd;
 	pid_t pid = -1;
 
 	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
@@ -245,12 +255,14 @@ static _Noreturn void runner_main(struct keeper *k, struct rg_wire_plan *w,
 	}
 	if (rg_keeper_send(sock, &s, sizeof(s), &pidfd, 1) < 0)
 		_exit(1); /* our PID namespace, the child in it, dies with us */
+	/* its pid in our /proc, the host's (the child's is 2 to us) */
+	stat_fd = rg_task_stat_open(rg_pidfd_pid(pidfd));
 	close(pidfd);
 	/* the caller's fds are the child's: holding them would keep its
 	 * output pipes open, and its stdin and directory */
 	for (int i = 0; i < RG_KEEPER_SPAWN_FDS; i++)
 		close(fds[i]);
-	runner_wait(pid, sock, sfd);
+	runner_wait(pid, stat_fd, sock, sfd);
 }
 
 /* -- requests -------------------------------------------------------- */

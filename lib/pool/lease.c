@@ -931,8 +931,8 @@ static int resident_spawn(struct rg_slot *slot,
 static int resident_reap(struct rg_slot *slot, struct rg_child *child,
 			 int *status, struct rusage *ru, struct rg_error *err)
 {
-	(void)child;
-	return rg_keeper_reap(&to_lease(slot)->run, status, ru, err);
+	return rg_keeper_reap(&to_lease(slot)->run, status, ru,
+			      &child->run_delay_end, err);
 }
 
 static int resident_kill(struct rg_slot *slot, struct rg_error *err)

@@ -309,7 +309,7 @@ int rg_pool_open_slot_cgroup(const struct pool_header *h, const char *name,
 			     struct rg_error *err)
 {
 	if (rg_cgroup_open(h->cgroup_path, name,
-			   h->flags & RG_POOL_HAS_CPUSET, cg, err) < 0)
+			   h->flags & RG_POOL_HAS_CPUSET, true, cg, err) < 0)
 		return -1;
 	*created = (*cg)->fresh;
 	return 0;
@@ -324,12 +324,13 @@ static int probe_cpuset(struct pool_header *h, struct rg_error *err)
 
 	rg_pool_slot_name(0, name, sizeof(name));
 	h->flags |= RG_POOL_HAS_CPUSET;
-	if (rg_cgroup_open(h->cgroup_path, name, true, &cg, &ignored) == 0) {
+	if (rg_cgroup_open(h->cgroup_path, name, true, true, &cg, &ignored) ==
+	    0) {
 		rg_cgroup_close(cg);
 		return 0;
 	}
 	h->flags &= ~RG_POOL_HAS_CPUSET;
-	if (rg_cgroup_open(h->cgroup_path, name, false, &cg, err) < 0)
+	if (rg_cgroup_open(h->cgroup_path, name, false, true, &cg, err) < 0)
 		return -1;
 	rg_cgroup_close(cg);
 	return 0;
@@ -770,8 +771,9 @@ static int remove_cgroup_parent(const struct pool_header *h)
 		return 0;
 	snprintf(parent, sizeof(parent), "%.*s",
 		 (int)(slash - h->cgroup_path), h->cgroup_path);
+	/* its parent is the admin's (cgroup-parent): left as it is */
 	if (rg_cgroup_open(parent, slash + 1, h->flags & RG_POOL_HAS_CPUSET,
-			   &cg, &ignored) < 0)
+			   false, &cg, &ignored) < 0)
 		return -1;
 	return rg_cgroup_destroy(cg, &ignored);
 }

@@ -92,6 +92,59 @@ static PyObject *get_stream_truncated(PyObject *self, void *closure)
 	return PyBool_FromLong(RES(self)->stream_truncated[(intptr_t)closure]);
 }
 
+/* A wait of enum rg_wait (closure) in seconds, None when not known. */
+static PyObject *get_wait(PyObject *self, void *closure)
+{
+	intptr_t k = (intptr_t)closure;
+
+	if (!(RES(self)->waits_known & (1u << k)))
+		Py_RETURN_NONE;
+	return PyFloat_FromDouble(RES(self)->wait_time[k]);
+}
+
+/* {"cpu": percent, "io": ..., "memory": ...}, the known ones. */
+static PyObject *get_host_pressure(PyObject *self, void *closure)
+{
+	static const char *const names[] = { "cpu", "io", "memory" };
+	PyObject *d = PyDict_New(), *v;
+
+	(void)closure;
+	for (int k = 0; d && k < 3; k++) {
+		if (!(RES(self)->host_known & (1u << k)))
+			continue;
+		v = PyFloat_FromDouble(RES(self)->host_pressure[k]);
+		if (!v || PyDict_SetItemString(d, names[k], v) < 0) {
+			Py_XDECREF(v);
+			Py_CLEAR(d);
+			break;
+		}
+		Py_DECREF(v);
+	}
+	return d;
+}
+
+/* A NUL-padded text field, None when empty. */
+static PyObject *text_or_none(const char *text, size_t size)
+{
+	if (!text[0])
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeASCII(text, strnlen(text, size), "replace");
+}
+
+static PyObject *get_wall_time_cause(PyObject *self, void *closure)
+{
+	(void)closure;
+	return text_or_none(RES(self)->wall_time_cause,
+			    sizeof(RES(self)->wall_time_cause));
+}
+
+static PyObject *get_wait_method(PyObject *self, void *closure)
+{
+	(void)closure;
+	return text_or_none(RES(self)->wait_method,
+			    sizeof(RES(self)->wait_method));
+}
+
 static PyGetSetDef result_getset[] = {
 	{ "outcome", get_outcome, NULL, "How the run ended (Outcome).", NULL },
 	{ "wall_limit", get_wall_limit, NULL,
@@ -116,6 +169,23 @@ static PyGetSetDef result_getset[] = {
 	  "stdout bytes were dropped (stream_limit).", (void *)RG_STDOUT },
 	{ "stderr_truncated", get_stream_truncated, NULL,
 	  "stderr bytes were dropped (stream_limit).", (void *)RG_STDERR },
+	{ "wait_cpu_time", get_wait, NULL,
+	  "Seconds some task of the run waited for a CPU; None if unknown.",
+	  (void *)RG_WAIT_CPU },
+	{ "wait_io_time", get_wait, NULL,
+	  "Seconds some task of the run waited for I/O; None if unknown.",
+	  (void *)RG_WAIT_IO },
+	{ "wait_memory_time", get_wait, NULL,
+	  "Seconds some task of the run stalled on memory; None if unknown.",
+	  (void *)RG_WAIT_MEMORY },
+	{ "host_pressure", get_host_pressure, NULL,
+	  "The host's pressure over the run, percent of its window: "
+	  "{\"cpu\": ..., \"io\": ..., \"memory\": ...} (known ones).", NULL },
+	{ "wall_time_cause", get_wall_time_cause, NULL,
+	  "One word for the gap between wall and CPU time (docs/meta-file.md), "
+	  "None if the waits are unknown.", NULL },
+	{ "wait_method", get_wait_method, NULL,
+	  "How the waits were measured, e.g. \"cgroup-psi\"; None.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 

@@ -843,7 +843,7 @@ static struct rg_cgroup *open_cg(const char *name, bool cpuset)
 {
 	struct rg_error err = { 0 };
 	struct rg_cgroup *cg = NULL;
-	int ret = rg_cgroup_open(TEST_PARENT, name, cpuset, &cg, &err);
+	int ret = rg_cgroup_open(TEST_PARENT, name, cpuset, false, &cg, &err);
 
 	if (ret < 0)
 		print_err("rg_cgroup_open", &err);
@@ -977,7 +977,7 @@ static int race_open(const char *name, int go_fd)
 
 	if (read(go_fd, &c, 1) != 0)
 		return 2;
-	if (rg_cgroup_open(TEST_PARENT, name, false, &cg, &err) < 0) {
+	if (rg_cgroup_open(TEST_PARENT, name, false, false, &cg, &err) < 0) {
 		print_err("racing rg_cgroup_open", &err);
 		return 1;
 	}
@@ -1046,7 +1046,7 @@ static void test_open_partial(void **state)
 	cg_path(file, sizeof(file), NULL, "freezer", "", name);
 	assert_int_equal(mkdir(mem_dir, 0755), 0);
 	fds = count_fds();
-	assert_int_equal(rg_cgroup_open(TEST_PARENT, name, false, &cg, &err),
+	assert_int_equal(rg_cgroup_open(TEST_PARENT, name, false, false, &cg, &err),
 			 -1);
 	print_err("  expected", &err);
 	assert_int_equal(err.errnum, ENOTDIR);

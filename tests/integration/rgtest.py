@@ -16,6 +16,7 @@ the chroot prefix and a temporary working directory; they remove what they
 created (except the user and group, which are left for later runs).
 """
 
+import functools
 import grp
 import os
 import pwd
@@ -87,7 +88,65 @@ META_VALUE_RE = {
     # runguard's own keys, after DOMjudge's (docs/meta-file.md)
     'memory-method': '(%s)' % '|'.join(re.escape(m) for m in MEMORY_METHODS),
     'major-faults': r'[0-9]+',
+    'wait-cpu-time': r'[0-9]+\.[0-9]{3}',
+    'wait-io-time': r'[0-9]+\.[0-9]{3}',
+    'wait-memory-time': r'[0-9]+\.[0-9]{3}',
+    'host-pressure': (r'cpu=[0-9]+\.[0-9]% io=[0-9]+\.[0-9]% '
+                      r'memory=[0-9]+\.[0-9]%'),
+    'wall-time-cause': r'(none|program|host-cpu|host-io|host-memory|'
+                       r'own-memory-limit)',
+    'wait-method': r'(cgroup-psi|unified-psi|schedstat)',
 }
+
+# The cgroup namespace of the host: runguard joins a hybrid host's unified
+# hierarchy only from there (lib/cgroup/cgroup_v1.c).
+INIT_CGROUP_NS = 'cgroup:[4026531835]'
+
+
+def _readable(path):
+    try:
+        with open(path) as f:
+            f.read()
+        return True
+    except OSError:
+        return False
+
+
+def _unified_mount():
+    """A hybrid host's cgroup2 mount (not /sys/fs/cgroup), or None."""
+    try:
+        if os.readlink('/proc/self/ns/cgroup') != INIT_CGROUP_NS:
+            return None
+        with open('/proc/self/mountinfo') as f:
+            for line in f:
+                fields, _, rest = line.partition(' - ')
+                fields = fields.split()
+                if (rest.startswith('cgroup2 ') and fields[3] == '/'
+                        and fields[4] != CGROOT):
+                    return fields[4]
+    except OSError:
+        pass
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def wait_keys():
+    """The keys of where the wall time went that a run's meta file has on
+    this host (docs/meta-file.md): the run's waits from its cgroup's
+    pressure files (cgroup v2, or a hybrid host's unified hierarchy), or
+    its CPU wait alone from /proc/PID/schedstat; the host's pressure."""
+    keys = []
+    mode = cgroup_mode()
+    psi = _readable('/proc/pressure/cpu')
+    if psi and (mode == 'v2' or (mode == 'v1' and _unified_mount())):
+        keys += ['wait-cpu-time', 'wait-io-time', 'wait-memory-time']
+    elif _readable('/proc/self/schedstat'):
+        keys += ['wait-cpu-time']
+    if psi:
+        keys.append('host-pressure')
+    if keys and keys[0] == 'wait-cpu-time':
+        keys += ['wall-time-cause', 'wait-method']
+    return keys
 
 
 
@@ -126,6 +185,9 @@ def expected_meta_keys(signal=False, truncated=False, internal_error=False,
     keys += ['stdin-bytes', 'stdout-bytes', 'stderr-bytes']
     if memory_method:
         keys += ['memory-method', 'major-faults']
+        # measured in the timed window, which a failed set-up never opened
+        if not internal_error:
+            keys += wait_keys()
     return keys
 
 
@@ -230,7 +292,12 @@ def ensure_run_user():
 def cgroup_parent_dirs():
     if cgroup_mode() == 'v2':
         return [os.path.join(CGROOT, CGROUP_PARENT)]
-    return [os.path.join(CGROOT, c, CGROUP_PARENT) for c in V1_CONTROLLERS]
+    dirs = [os.path.join(CGROOT, c, CGROUP_PARENT) for c in V1_CONTROLLERS]
+    # a hybrid host's unified hierarchy: a run's pressure totals
+    unified = _unified_mount()
+    if unified:
+        dirs.append(os.path.join(unified, CGROUP_PARENT))
+    return dirs
 
 
 def cgroup_children():

@@ -1639,7 +1639,9 @@ class PoolExactPeakChurnTest(PoolChurnTest):
 
 # Keys whose values may differ between a pooled and an unpooled run.
 VARYING_KEYS = ('wall-time', 'user-time', 'sys-time', 'cpu-time',
-                'memory-bytes', 'major-faults')
+                'memory-bytes', 'major-faults', 'wait-cpu-time',
+                'wait-io-time', 'wait-memory-time', 'host-pressure',
+                'wall-time-cause')
 DJ_MEM_MARGIN = 4 * MIB
 
 

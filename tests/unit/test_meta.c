@@ -487,7 +487,8 @@ static void test_internal_error_one_line(void **state)
 }
 
 /*
- * Where the wall time went: after every other key, the known waits only
+ * Where the wall time went: after major-faults (pool-slot stays last),
+ * the known waits only
  * (an unknown one is an absent key, never a zero), the host's pressure,
  * the cause and the method.
  */
@@ -525,12 +526,12 @@ static void test_waits(void **state)
 	strcpy(r.wall_time_cause, "host-cpu");
 	strcpy(r.wait_method, "cgroup-psi");
 	snprintf(want, sizeof(want), "%s"
-		 "pool-slot: 2\n"
 		 "wait-cpu-time: 0.502\n"
 		 "wait-memory-time: 0.000\n"
 		 "host-pressure: cpu=98.6%% io=0.0%%\n"
 		 "wall-time-cause: host-cpu\n"
-		 "wait-method: cgroup-psi\n", head);
+		 "wait-method: cgroup-psi\n"
+		 "pool-slot: 2\n", head);
 	expect_meta_opts(&r, &mo, want);
 
 	/* nothing known: none of the keys */

@@ -111,6 +111,12 @@ static void test_blame(void **state)
 			    "own-memory-limit");
 	assert_string_equal(cause(2.0, 0.8, 0, 0.1, 1.1, false),
 			    "host-memory");
+	/* reclaim is CPU time too: blamed without a gap */
+	assert_string_equal(cause(1.2, 1.15, 0, 0, 0.9, true),
+			    "own-memory-limit");
+	/* a memory stall too small to matter */
+	assert_string_equal(cause(1.0, 0.5, 0.45, 0, 0.05, true), "host-cpu");
+	assert_string_equal(cause(1.0, 0.98, 0, 0, 0.02, true), "none");
 	/* waits that cover less than half the gap: the program's own time */
 	assert_string_equal(cause(1.0, 0.1, 0.2, 0.1, 0.1, false), "program");
 	assert_string_equal(cause(5.0, 0.0, 0, 0, 0, false), "program");
