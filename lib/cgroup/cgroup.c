@@ -86,6 +86,21 @@ bool rg_cgroup_use_mount_table(const char *text, const char *cgroup_path)
 	return rg_cgroup_v1_use_mount_table(text, cgroup_path);
 }
 
+const char *rg_cgroup_wait_method(void)
+{
+	enum rg_cgroup_mode mode = RG_CGROUP_V1;
+	struct rg_error ignored;
+	const char *mount;
+
+	if (rg_cgroup_detect(&mode, &ignored) < 0)
+		return NULL;
+	if (mode == RG_CGROUP_V2)
+		return "cgroup-psi";
+	return rg_cgroup_v1_mount("unified", &mount, &ignored) == 0 ?
+		       "unified-psi" :
+		       NULL;
+}
+
 int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 		     struct rg_cgroup **out, struct rg_error *err)
 {

@@ -69,6 +69,14 @@ struct rg_cgroup_stats {
 int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err);
 
 /*
+ * How a run's cgroup gives its pressure totals: "cgroup-psi" (v2),
+ * "unified-psi" (v1 with a unified hierarchy runs can join), NULL when
+ * it gives none. Whether the kernel keeps them (/proc/pressure) is the
+ * caller's to ask.
+ */
+const char *rg_cgroup_wait_method(void);
+
+/*
  * Where the hierarchies are mounted, as text to keep with a pool (v1:
  * "controller mount" lines; v2: empty, its root is fixed).
  */

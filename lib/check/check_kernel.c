@@ -320,6 +320,40 @@ static void check_swap(struct rg_check_ctx *c,
 			     swap / 1024);
 }
 
+/*
+ * Which of a run's waits (docs/meta-file.md) the host can give: the
+ * cgroup's pressure files (v2, or v1 with a unified hierarchy), else the
+ * command's own schedstat for the CPU wait alone.
+ */
+static void check_waits(struct rg_check_ctx *c)
+{
+	const char *item = "kernel.waits";
+	bool host = access("/proc/pressure/cpu", R_OK) == 0;
+	const char *method = host ? rg_cgroup_wait_method() : NULL;
+
+	if (method)
+		rg_check_add(c->report, item, RG_CHECK_OK, NULL,
+			     "every run reports wait-cpu-time, wait-io-time, "
+			     "wait-memory-time (%s), host-pressure and "
+			     "wall-time-cause", method);
+	else if (host)
+		rg_check_add(c->report, item, RG_CHECK_WARNING,
+			     "mount a cgroup2 hierarchy beside the v1 ones "
+			     "(systemd: a hybrid boot keeps one at "
+			     "/sys/fs/cgroup/unified)",
+			     "no cgroup pressure files (cgroup v1 without a "
+			     "unified hierarchy, or another cgroup namespace): "
+			     "runs report the command's own wait-cpu-time "
+			     "(schedstat) and host-pressure, no I/O or memory "
+			     "waits");
+	else
+		rg_check_add(c->report, item, RG_CHECK_WARNING,
+			     "psi=1 on the kernel command line (CONFIG_PSI)",
+			     "no pressure stall information (/proc/pressure): "
+			     "runs report the command's own wait-cpu-time "
+			     "(schedstat) alone");
+}
+
 static void check_ipc(struct rg_check_ctx *c)
 {
 	const char *item = "kernel.ipc-namespace";
@@ -364,4 +398,5 @@ void rg_check_kernel(struct rg_check_ctx *c)
 	}
 	check_clone3(c);
 	check_ipc(c);
+	check_waits(c);
 }

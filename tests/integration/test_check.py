@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 import unittest
 
+import rgtest
 from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, CHROOT_PREFIX,
                     RUN_GROUP, RUN_USER, RUNGUARD, RUNUSER, VALID_USERS,
                     RGTestCase, cgroup_mode)
@@ -209,6 +210,14 @@ class CheckHostTest(CheckTestCase):
         # the features, as this process's own cgroup shows them
         for name, want in expected_kernel_items().items():
             self.assertEqual(r.status(name), want, name + '\n' + d)
+        # the waits a run's meta file has here (docs/meta-file.md)
+        full = 'wait-io-time' in rgtest.wait_keys()
+        self.assertEqual(r.status('kernel.waits'),
+                         'ok' if full else 'warning', d)
+        if full:
+            self.assertIn('(%s)' % ('cgroup-psi' if cgroup_mode() == 'v2'
+                                    else 'unified-psi'),
+                          r.items['kernel.waits']['message'], d)
         # per-run IPC namespaces pile up before 6.3 (no pool here)
         self.assertEqual(r.status('kernel.ipc-namespace'),
                          'ok' if kernel_version() >= (6, 3) else 'warning',

@@ -46,6 +46,31 @@ class RunTest(pyrgtest.PrivilegedCase):
         res = runguard.run(self.config('exitcode', 7))
         self.assertEqual(res.exit_code, 7)
 
+    def test_waits(self):
+        """Where the wall time went, as the meta file says it."""
+        keys = pyrgtest.rgtest.wait_keys()
+        if not keys:
+            self.skipTest('this host gives no waits')
+        res = runguard.run(self.config('sleep', 0.2))
+        self.assertGreaterEqual(res.wall_time, 0.2)
+        self.assertEqual(res.wall_time_cause, 'program')
+        self.assertIsNotNone(res.wait_method)
+        self.assertLess(res.wait_cpu_time, 0.1)
+        full = 'wait-io-time' in keys
+        for wait in (res.wait_io_time, res.wait_memory_time):
+            if full:
+                self.assertLess(wait, 0.1)
+            else:
+                self.assertIsNone(wait)
+        if 'host-pressure' in keys:
+            self.assertEqual(sorted(res.host_pressure),
+                             ['cpu', 'io', 'memory'])
+            for pct in res.host_pressure.values():
+                self.assertTrue(0 <= pct <= 100, res.host_pressure)
+        meta = res.meta(extra_keys=True)
+        self.assertIn('wall-time-cause: program\n', meta)
+        self.assertIn('wait-cpu-time: %.3f\n' % res.wait_cpu_time, meta)
+
     def test_stdin_path_and_file_object(self):
         with open(self.path('in'), 'w') as f:
             f.write('x' * 123)
