@@ -573,6 +573,28 @@ static int v1_thaw_reused(struct rg_cgroup_v1 *cg, struct rg_error *err)
 	return v1_write(cg, F_STATE, "THAWED", err);
 }
 
+/*
+ * The unified hierarchy could not be set up (a read-only mount, say):
+ * undo what v1_add_hier() did there. Runs then report no cgroup waits.
+ */
+static void v1_drop_unified(struct rg_cgroup_v1 *cg)
+{
+	struct v1_hier *h;
+	int i = cg->ctrl_hier[V1_UNIFIED];
+
+	if (i < 0)
+		return;
+	h = &cg->hier[i];
+	rg_close_fd(&h->procs_fd);
+	rg_close_fd(&h->dir_fd);
+	if (h->made)
+		unlinkat(h->parent_fd, cg->name, AT_REMOVEDIR);
+	rg_close_fd(&h->parent_fd);
+	h->made = false;
+	cg->ctrl_hier[V1_UNIFIED] = -1;
+	cg->nr_hier--;
+}
+
 int rg_cgroup_v1_create(const char *parent, const char *name,
 			bool want_cpuset, unsigned int how, struct rg_cgroup **out,
 			struct rg_error *err)
@@ -589,6 +611,11 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 		if ((i == V1_CPU || i == V1_UNIFIED) && v1_mounts.ret[i])
 			continue;
 		if (v1_add_hier(cg, i, parent, want_cpuset, how, err) < 0) {
+			/* only the waits depend on it: the run goes on */
+			if (i == V1_UNIFIED) {
+				v1_drop_unified(cg);
+				continue;
+			}
 			rg_fail_context(err, "cgroup v1 %s:%s",
 					v1_ctrl_name[i], cg->base.label);
 			goto fail;
