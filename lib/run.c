@@ -320,16 +320,20 @@ static void decide_soft_limits(struct run *r)
 /*
  * The child's own wait for a CPU, where it is larger than its cgroup's
  * (PSI weighs the CPUs a run moved between, psi.h): exact for a program
- * of one thread, and most are.
+ * of one thread, and most are. Plus the supervisor's: waiting to run, it
+ * saw the run's end late, and the wall time holds that delay.
  */
 static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
 {
 	int64_t base = r->child.run_delay_base, end = r->child.run_delay_end;
+	int64_t *cpu = &st->wait_ns[RG_PSI_CPU];
 
 	if (base < 0 || end < base)
 		return;
-	if (end - base > st->wait_ns[RG_PSI_CPU])
-		st->wait_ns[RG_PSI_CPU] = end - base;
+	if (end - base > *cpu)
+		*cpu = end - base;
+	if (r->sup.self_delay_ns > 0)
+		*cpu += r->sup.self_delay_ns;
 	if (!st->wait_method)
 		st->wait_method = "schedstat";
 }

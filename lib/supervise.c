@@ -15,6 +15,7 @@
 #include "error.h"
 #include "slot.h"
 #include "util.h"
+#include "waits.h"
 
 enum watch_tag {
 	TAG_PIDFD = 1,
@@ -48,6 +49,8 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	sup->cfg = cfg;
 	sup->signal_fd = signal_fd;
 	sup->sample_timer_fd = -1;
+	sup->self_stat_fd = rg_task_stat_open_self();
+	sup->self_delay_ns = -1;
 	sup->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	sup->wall_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	sup->grace_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -146,6 +149,7 @@ static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 
 int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err)
 {
+	sup->self_delay_ns = rg_task_run_delay(sup->self_stat_fd);
 	clock_gettime(CLOCK_MONOTONIC, &sup->start);
 	if (sup->sample_timer_fd >= 0 && arm_sampling(sup, err) < 0)
 		return -1;
@@ -281,6 +285,15 @@ static int reap_child(struct rg_supervisor *sup, struct rg_error *err)
 			    err);
 }
 
+static void own_delay_end(struct rg_supervisor *sup)
+{
+	int64_t now = rg_task_run_delay(sup->self_stat_fd);
+
+	sup->self_delay_ns = sup->self_delay_ns < 0 || now < sup->self_delay_ns ?
+				     -1 :
+				     now - sup->self_delay_ns;
+}
+
 int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
 {
 	struct epoll_event events[8];
@@ -297,6 +310,8 @@ int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
 				/* the wall clock stops here, before anything else */
 				clock_gettime(CLOCK_MONOTONIC, &sup->end);
 				sup->exited = true;
+				own_delay_end(sup);
+				rg_cgroup_stop(sup->slot->cgroup);
 			}
 		for (int i = 0; i < n; i++)
 			if (dispatch(sup, events[i].data.u64, err) < 0)
@@ -327,4 +342,5 @@ void rg_supervisor_close(struct rg_supervisor *sup)
 	rg_close_fd(&sup->grace_timer_fd);
 	rg_close_fd(&sup->sample_timer_fd);
 	rg_close_fd(&sup->signal_fd);
+	rg_close_fd(&sup->self_stat_fd);
 }

@@ -31,6 +31,13 @@ struct rg_supervisor {
 	int signal_fd;	     /* -1 when signals are not handled */
 
 	struct timespec start, end;
+	/*
+	 * This thread's own wait for a CPU from start to end (ns, -1
+	 * unknown): a supervisor that waits to run sees the run's end late,
+	 * and the wall time grows by that much (docs/meta-file.md).
+	 */
+	int self_stat_fd;
+	int64_t self_delay_ns;
 	bool exited;
 	bool aborting;
 	bool wall_hard_hit;

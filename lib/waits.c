@@ -19,7 +19,7 @@ _Static_assert((int)RG_PSI_CPU == (int)RG_WAIT_CPU &&
  */
 #define QUIET_GAP_S 0.020
 #define QUIET_GAP_SHARE 0.10
-/* A wait explains the gap when it covers at least this share of it. */
+/* The waits explain the gap when they cover at least this share of it. */
 #define EXPLAINS_SHARE 0.50
 
 void rg_host_waits_open(struct rg_host_waits *h)
@@ -77,6 +77,11 @@ int rg_task_stat_open(pid_t pid)
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
 
+int rg_task_stat_open_self(void)
+{
+	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
 int64_t rg_task_run_delay(int stat_fd)
 {
 	unsigned long long run_ns, delay_ns;
@@ -104,6 +109,9 @@ void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
 			continue;
 		res->waits_known |= 1u << k;
 		res->wait_time[k] = (double)wait_ns[k] / 1e9;
+		/* time during which some task waited: never more than all */
+		if (res->wall_time > 0 && res->wait_time[k] > res->wall_time)
+			res->wait_time[k] = res->wall_time;
 	}
 	if (res->waits_known && method)
 		snprintf(res->wait_method, sizeof(res->wait_method), "%s",
@@ -125,7 +133,7 @@ static const char *blame(const struct rg_result *res, bool memory_limited)
 {
 	double cpu = res->cpu_time >= 0 ? res->cpu_time :
 					  res->user_time + res->sys_time;
-	double gap = res->wall_time - cpu, top = 0;
+	double gap = res->wall_time - cpu, top = 0, sum = 0;
 	int worst = -1;
 
 	/*
@@ -139,14 +147,16 @@ static const char *blame(const struct rg_result *res, bool memory_limited)
 	if (!matters(gap, res->wall_time))
 		return "none";
 	for (int k = 0; k < RG_NR_WAITS; k++) {
-		if (k != RG_WAIT_MEMORY && known(res, k) &&
-		    res->wait_time[k] > top) {
+		if (k == RG_WAIT_MEMORY || !known(res, k))
+			continue;
+		sum += res->wait_time[k];
+		if (res->wait_time[k] > top) {
 			top = res->wait_time[k];
 			worst = k;
 		}
 	}
 	/* neither running nor waiting for the host: sleep, input, a pipe */
-	if (worst < 0 || top < EXPLAINS_SHARE * gap)
+	if (worst < 0 || sum < EXPLAINS_SHARE * gap)
 		return "program";
 	switch (worst) {
 	case RG_WAIT_CPU:

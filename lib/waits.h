@@ -36,9 +36,14 @@ void rg_host_waits_close(struct rg_host_waits *h);
  * busy on it (psi.h). Readable until the task is reaped; -1 unknown.
  */
 int rg_task_stat_open(pid_t pid);
+/* The calling thread's own (/proc/thread-self/schedstat). */
+int rg_task_stat_open_self(void);
 int64_t rg_task_run_delay(int stat_fd);
 
-/* The run's own waits (ns by enum rg_psi_kind, -1 unknown) into res. */
+/*
+ * The run's own waits (ns by enum rg_psi_kind, -1 unknown) into res, at
+ * most its wall time each (res->wall_time, when set).
+ */
 void rg_waits_set(struct rg_result *res, const int64_t wait_ns[RG_PSI_NR],
 		  const char *method);
 

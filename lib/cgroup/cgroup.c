@@ -153,6 +153,11 @@ int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err)
 	return 0;
 }
 
+void rg_cgroup_stop(struct rg_cgroup *cg)
+{
+	rg_psi_stop(&cg->psi);
+}
+
 int rg_cgroup_kill_all(struct rg_cgroup *cg, struct rg_error *err)
 {
 	/* emptied, and no child spawned into it since: nothing to look for */

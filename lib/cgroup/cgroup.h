@@ -69,6 +69,13 @@ struct rg_cgroup_stats {
 int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err);
 
 /*
+ * The run's end: its waits (rg_cgroup_stats.wait_ns) stop growing here,
+ * not when they are read (after its leftovers are killed, and in a
+ * resident slot after the runner has reaped it).
+ */
+void rg_cgroup_stop(struct rg_cgroup *cg);
+
+/*
  * How a run's cgroup gives its pressure totals: "cgroup-psi" (v2),
  * "unified-psi" (v1 with a unified hierarchy runs can join), NULL when
  * it gives none. Whether the kernel keeps them (/proc/pressure) is the

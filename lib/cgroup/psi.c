@@ -27,6 +27,7 @@ void rg_psi_init(struct rg_psi *psi)
 	for (int k = 0; k < RG_PSI_NR; k++) {
 		psi->fd[k] = -1;
 		psi->base_us[k] = -1;
+		psi->end_us[k] = -1;
 	}
 }
 
@@ -86,8 +87,17 @@ static int64_t read_some(int fd)
 
 void rg_psi_start(struct rg_psi *psi)
 {
-	for (int k = 0; k < RG_PSI_NR; k++)
+	for (int k = 0; k < RG_PSI_NR; k++) {
 		psi->base_us[k] = read_some(psi->fd[k]);
+		psi->end_us[k] = -1;
+	}
+}
+
+void rg_psi_stop(struct rg_psi *psi)
+{
+	for (int k = 0; k < RG_PSI_NR; k++)
+		if (psi->base_us[k] >= 0)
+			psi->end_us[k] = read_some(psi->fd[k]);
 }
 
 void rg_psi_delta(const struct rg_psi *psi, int64_t delta_ns[RG_PSI_NR])
@@ -95,7 +105,9 @@ void rg_psi_delta(const struct rg_psi *psi, int64_t delta_ns[RG_PSI_NR])
 	int64_t now;
 
 	for (int k = 0; k < RG_PSI_NR; k++) {
-		now = psi->base_us[k] < 0 ? -1 : read_some(psi->fd[k]);
+		now = psi->base_us[k] < 0  ? -1 :
+		      psi->end_us[k] >= 0 ? psi->end_us[k] :
+					    read_some(psi->fd[k]);
 		delta_ns[k] = now < psi->base_us[k] ?
 				      -1 :
 				      (now - psi->base_us[k]) * 1000;

@@ -25,6 +25,7 @@ enum rg_psi_kind {
 struct rg_psi {
 	int fd[RG_PSI_NR];
 	int64_t base_us[RG_PSI_NR]; /* at rg_psi_start(); -1 unknown */
+	int64_t end_us[RG_PSI_NR];  /* at rg_psi_stop(); -1 not yet */
 };
 
 void rg_psi_init(struct rg_psi *psi);
@@ -42,7 +43,13 @@ bool rg_psi_any(const struct rg_psi *psi);
 /* The "some" totals now, as the base of rg_psi_delta(). */
 void rg_psi_start(struct rg_psi *psi);
 
-/* Each total's growth since rg_psi_start(), in ns; -1 where unknown. */
+/* The totals as the run ends, for rg_psi_delta() (else: when asked). */
+void rg_psi_stop(struct rg_psi *psi);
+
+/*
+ * Each total's growth from rg_psi_start() to rg_psi_stop() (or now), in
+ * ns; -1 where unknown.
+ */
 void rg_psi_delta(const struct rg_psi *psi, int64_t delta_ns[RG_PSI_NR]);
 
 void rg_psi_close(struct rg_psi *psi);

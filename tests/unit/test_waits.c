@@ -66,6 +66,12 @@ static void test_waits_set(void **state)
 	assert_true(res.wait_time[RG_WAIT_MEMORY] == 0.0);
 	assert_string_equal(res.wait_method, "cgroup-psi");
 
+	/* no wait is longer than the run */
+	memset(&res, 0, sizeof(res));
+	res.wall_time = 1.0;
+	rg_waits_set(&res, ns, "cgroup-psi");
+	assert_true(res.wait_time[RG_WAIT_CPU] == 1.0);
+
 	/* nothing known: no method, no cause */
 	memset(&res, 0, sizeof(res));
 	ns[0] = ns[2] = -1;
@@ -117,6 +123,8 @@ static void test_blame(void **state)
 	/* a memory stall too small to matter */
 	assert_string_equal(cause(1.0, 0.5, 0.45, 0, 0.05, true), "host-cpu");
 	assert_string_equal(cause(1.0, 0.98, 0, 0, 0.02, true), "none");
+	/* together they explain it: the larger one is named */
+	assert_string_equal(cause(1.0, 0.1, 0.3, 0.2, 0.0, false), "host-cpu");
 	/* waits that cover less than half the gap: the program's own time */
 	assert_string_equal(cause(1.0, 0.1, 0.2, 0.1, 0.1, false), "program");
 	assert_string_equal(cause(5.0, 0.0, 0, 0, 0, false), "program");
