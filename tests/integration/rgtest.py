@@ -112,7 +112,7 @@ def _readable(path):
         return False
 
 
-def _unified_mount():
+def unified_mount():
     """A hybrid host's cgroup2 mount (not /sys/fs/cgroup), or None."""
     try:
         if os.readlink('/proc/self/ns/cgroup') != INIT_CGROUP_NS:
@@ -138,7 +138,7 @@ def wait_keys():
     keys = []
     mode = cgroup_mode()
     psi = _readable('/proc/pressure/cpu')
-    if psi and (mode == 'v2' or (mode == 'v1' and _unified_mount())):
+    if psi and (mode == 'v2' or (mode == 'v1' and unified_mount())):
         keys += ['wait-cpu-time', 'wait-io-time', 'wait-memory-time']
     elif _readable('/proc/self/schedstat'):
         keys += ['wait-cpu-time']
@@ -294,7 +294,7 @@ def cgroup_parent_dirs():
         return [os.path.join(CGROOT, CGROUP_PARENT)]
     dirs = [os.path.join(CGROOT, c, CGROUP_PARENT) for c in V1_CONTROLLERS]
     # a hybrid host's unified hierarchy: a run's pressure totals
-    unified = _unified_mount()
+    unified = unified_mount()
     if unified:
         dirs.append(os.path.join(unified, CGROUP_PARENT))
     return dirs

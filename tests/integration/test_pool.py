@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 
+import rgtest
 from cgtrace import CgroupTracer, proc_cgroups_table
 from djflow import holders_below
 from test_streams import STDIN_PROBE
@@ -163,11 +164,16 @@ def proc_cgroup_hierarchies():
 
 def pool_cgroup_dirs(cgpath):
     """The directories of a pool's cgroup (relative path) in every hierarchy
-    a pool may use (v1: memory, cpuacct, freezer, cpu, cpuset)."""
+    a pool may use (v1: memory, cpuacct, freezer, cpu, cpuset, and a
+    hybrid host's unified hierarchy, for the runs' pressure totals)."""
     cgpath = cgpath.strip('/')
     if cgroup_mode() == 'v2':
         return [os.path.join(CGROOT, cgpath)]
-    return [os.path.join(CGROOT, c, cgpath) for c in V1_CONTROLLERS]
+    dirs = [os.path.join(CGROOT, c, cgpath) for c in V1_CONTROLLERS]
+    unified = rgtest.unified_mount()
+    if unified:
+        dirs.append(os.path.join(unified, cgpath))
+    return dirs
 
 
 def existing_pool_cgroups(cgpath):
