@@ -201,6 +201,8 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 	for (int k = 0; k < RG_PSI_NR; k++)
 		if (stats->wait_ns[k] >= 0)
 			stats->wait_method = cg->psi_method;
+	/* a kept cgroup's next run starts from its own start, or none */
+	rg_psi_forget(&cg->psi);
 	return 0;
 }
 

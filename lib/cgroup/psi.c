@@ -22,13 +22,17 @@ static const char *const host_file[RG_PSI_NR] = {
 	[RG_PSI_MEMORY] = "memory",
 };
 
+void rg_psi_forget(struct rg_psi *psi)
+{
+	for (int k = 0; k < RG_PSI_NR; k++)
+		psi->base_us[k] = psi->end_us[k] = -1;
+}
+
 void rg_psi_init(struct rg_psi *psi)
 {
-	for (int k = 0; k < RG_PSI_NR; k++) {
+	for (int k = 0; k < RG_PSI_NR; k++)
 		psi->fd[k] = -1;
-		psi->base_us[k] = -1;
-		psi->end_us[k] = -1;
-	}
+	rg_psi_forget(psi);
 }
 
 void rg_psi_open(struct rg_psi *psi, int dir_fd, bool host)

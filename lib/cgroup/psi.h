@@ -52,6 +52,9 @@ void rg_psi_stop(struct rg_psi *psi);
  */
 void rg_psi_delta(const struct rg_psi *psi, int64_t delta_ns[RG_PSI_NR]);
 
+/* No run's totals any more (the fds stay open). */
+void rg_psi_forget(struct rg_psi *psi);
+
 void rg_psi_close(struct rg_psi *psi);
 
 /* The "some" line's total= of a pressure file's text; -1 if malformed. */
