@@ -60,7 +60,7 @@ MATRIX = (
 
 INTEGRATION_MODULES = ('cli', 'meta_limits', 'streams', 'privileges',
                        'cleanup', 'domjudge', 'languages', 'library', 'pool',
-                       'check')
+                       'check', 'waits')
 TEST_GROUPS = ('all', 'cgroup', 'integration')
 
 
