@@ -994,10 +994,15 @@ static void resident_correct_stats(struct rg_slot *slot,
 		held = now;
 	st->memory_peak = st->memory_peak > held + batch ?
 				  st->memory_peak - held : batch;
-	/* the slot's limit has the keeper's share in whole batches: a run
-	 * at its limit reports its own limit, as per-run */
+	/*
+	 * The slot's limit has the keeper's share in whole batches: a run
+	 * at its limit reports its own limit, as per-run. So does a run the
+	 * OOM killer took in its slot, which reached it: the keeper's share
+	 * can have grown since the limit was written (kernel objects of its
+	 * runners), and what is taken off would put it below.
+	 */
 	if (l->rec.memory_limit != RG_UNLIMITED &&
-	    st->memory_peak > l->rec.memory_limit)
+	    (st->memory_peak > l->rec.memory_limit || st->oom_killed))
 		st->memory_peak = l->rec.memory_limit;
 }
 
