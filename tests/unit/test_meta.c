@@ -486,11 +486,24 @@ static void test_internal_error_one_line(void **state)
 	free(text);
 }
 
+/* DOMjudge's keys of normal_result() with -C, no stream limit. */
+#define NORMAL_KEYS            \
+	"memory-bytes: 2732032\n" \
+	"exitcode: 0\n"           \
+	"wall-time: 0.013\n"      \
+	"user-time: 0.000\n"      \
+	"sys-time: 0.004\n"       \
+	"cpu-time: 0.005\n"       \
+	"time-used: cpu-time\n"   \
+	"time-result: \n"         \
+	"stdin-bytes: 0\n"        \
+	"stdout-bytes: 14\n"      \
+	"stderr-bytes: 0\n"
+
 /*
  * Where the wall time went: after major-faults (pool-slot stays last),
- * the known waits only
- * (an unknown one is an absent key, never a zero), the host's pressure,
- * the cause and the method.
+ * the known waits only (an unknown one is an absent key, never a zero),
+ * the host's pressure, the cause and the method.
  */
 static void test_waits(void **state)
 {
@@ -498,19 +511,9 @@ static void test_waits(void **state)
 				      .time_used = RG_TIME_CPU,
 				      .extra_keys = true };
 	struct rg_result r = normal_result();
-	static const char head[] = "memory-bytes: 2732032\n"
-				   "exitcode: 0\n"
-				   "wall-time: 0.013\n"
-				   "user-time: 0.000\n"
-				   "sys-time: 0.004\n"
-				   "cpu-time: 0.005\n"
-				   "time-used: cpu-time\n"
-				   "time-result: \n"
-				   "stdin-bytes: 0\n"
-				   "stdout-bytes: 14\n"
-				   "stderr-bytes: 0\n"
-				   "memory-method: memory.peak\n"
-				   "major-faults: 3\n";
+	static const char head[] = NORMAL_KEYS
+		"memory-method: memory.peak\n"
+		"major-faults: 3\n";
 	char want[1024];
 
 	(void)state;
@@ -544,17 +547,7 @@ static void test_waits(void **state)
 	r.waits_known = 1u << RG_WAIT_CPU;
 	strcpy(r.wall_time_cause, "host-cpu");
 	mo.extra_keys = false;
-	expect_meta_opts(&r, &mo, "memory-bytes: 2732032\n"
-				  "exitcode: 0\n"
-				  "wall-time: 0.013\n"
-				  "user-time: 0.000\n"
-				  "sys-time: 0.004\n"
-				  "cpu-time: 0.005\n"
-				  "time-used: cpu-time\n"
-				  "time-result: \n"
-				  "stdin-bytes: 0\n"
-				  "stdout-bytes: 14\n"
-				  "stderr-bytes: 0\n");
+	expect_meta_opts(&r, &mo, NORMAL_KEYS);
 }
 
 static void test_write_errors(void **state)
