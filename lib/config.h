@@ -65,6 +65,34 @@ struct rg_config {
 	struct rg_log_sink log;
 };
 
+/*
+ * cfg's plain data, for a process that has none of its pointers, fds or
+ * callbacks (a resident slot's runner, keeper_wire.h): all cleared. A
+ * field of that kind added above must be cleared here too; the size check
+ * stops the build until this function has been looked at.
+ */
+static inline void rg_config_plain(const struct rg_config *in,
+				   struct rg_config *out)
+{
+#if defined(__x86_64__) && defined(__LP64__)
+	_Static_assert(sizeof(struct rg_config) == 408,
+		       "struct rg_config changed: review rg_config_plain()");
+#endif
+	*out = *in;
+	out->file = out->root = out->root_prefix = out->workdir = NULL;
+	out->argv = NULL;
+	out->cpuset = NULL;
+	for (int i = 0; i < 2; i++)
+		out->output[i] = (struct rg_output){ .path = NULL, .fd = -1 };
+	out->input = (struct rg_output){ .path = NULL, .fd = -1 };
+	out->env_changes = NULL;
+	out->env_changes_len = 0;
+	out->cgroup_parent = out->pool_dir = NULL;
+	out->cancel_fd = -1;
+	out->log.fn = NULL; /* its level stays */
+	out->log.data = NULL;
+}
+
 void rg_log(const struct rg_config *cfg, enum rg_log_level level,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -25,6 +25,7 @@
 #include "error.h"
 #include "pool.h"
 #include "root.h"
+#include "run.h"
 #include "syscall_filter.h"
 #include "slot.h"
 #include "spawn.h"
@@ -40,6 +41,7 @@ struct run {
 	struct rg_pool *pool; /* opened by the caller, or NULL */
 	struct rg_result *result;
 	struct rg_child_plan plan;
+	bool owns_env; /* plan.envp is ours to free */
 	struct rg_slot *slot;
 	struct rg_watchdog watchdog;
 	struct rg_child child;
@@ -108,6 +110,7 @@ static int prepare_plan(struct run *r, struct rg_error *err)
 	if (cfg->syscall_filter &&
 	    rg_seccomp_program(&plan->seccomp, cfg->pool_size > 0, err) < 0)
 		return -1;
+	r->owns_env = true;
 	return rg_env_build(cfg, &plan->envp, err);
 }
 
@@ -520,7 +523,8 @@ static int finish(struct run *r, struct rg_error *err)
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);
 	rg_host_waits_close(&r->host);
-	rg_env_free(r->plan.envp);
+	if (r->owns_env)
+		rg_env_free(r->plan.envp);
 	release_rc = rg_slot_release(r->slot, err);
 	r->slot = NULL;
 	/* last: until the cgroup is gone a signal must not kill us */
@@ -529,23 +533,12 @@ static int finish(struct run *r, struct rg_error *err)
 	return release_rc;
 }
 
-/* docs/design.md §2, steps 5 to 12. */
-static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
+/* From the spawn on: the child started, supervised and collected. */
+static enum rg_outcome run_child(struct run *r, const int dest[2],
+				 struct rg_error *err)
 {
 	bool setup_failed = false;
-	int dest[2];
 
-	/* a bad -r or -d fails as in the child, before anything is made */
-	if (rg_root_check(r->cfg, r->plan.root_prefix, err) < 0) {
-		r->result->exit_code = 255;
-		r->result->cpu_time = 0.0;
-		return RG_OUTCOME_SETUP_FAILED;
-	}
-	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
-		return RG_OUTCOME_ERROR;
-	if (take_slot(r, err) < 0)
-		return RG_OUTCOME_ERROR;
-	rg_slot_prewarm(r->slot, r->cfg);
 	if (start_child(r, dest, &setup_failed, err) < 0)
 		return setup_failed ? collect_setup_failure(r) :
 				      RG_OUTCOME_ERROR;
@@ -559,16 +552,54 @@ static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
 	return r->result->outcome;
 }
 
-static int init_run(struct run *r, const struct rg_config *cfg,
-		    struct rg_pool *pool, struct rg_result *result,
-		    struct rg_error *err)
+/*
+ * A resident slot's runner does all of run_child() in the slot and sends
+ * the result whole; where it was run is ours to say.
+ */
+static enum rg_outcome run_by_slot(struct run *r, const int dest[2],
+				   struct rg_error *err)
 {
-	int signal_fd;
+	struct rg_result *res = r->result;
+	unsigned int slot = res->pool_slot;
 
+	if (rg_slot_run(r->slot, r->cfg, &r->plan, dest, r->sup.signal_fd,
+			res, err) < 0) {
+		res->outcome = RG_OUTCOME_ERROR;
+		return RG_OUTCOME_ERROR;
+	}
+	res->struct_size = sizeof(*res);
+	res->pooled = true;
+	res->pool_slot = slot;
+	return res->outcome;
+}
+
+/* docs/design.md §2, steps 5 to 12. */
+static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
+{
+	int dest[2];
+
+	/* a bad -r or -d fails as in the child, before anything is made */
+	if (rg_root_check(r->cfg, r->plan.root_prefix, err) < 0) {
+		r->result->exit_code = 255;
+		r->result->cpu_time = 0.0;
+		return RG_OUTCOME_SETUP_FAILED;
+	}
+	if (open_input(r, err) < 0 || open_outputs(r, dest, err) < 0)
+		return RG_OUTCOME_ERROR;
+	if (take_slot(r, err) < 0)
+		return RG_OUTCOME_ERROR;
+	rg_slot_prewarm(r->slot, r->cfg);
+	if (rg_slot_runs_itself(r->slot))
+		return run_by_slot(r, dest, err);
+	return run_child(r, dest, err);
+}
+
+static void init_common(struct run *r, const struct rg_config *cfg,
+			struct rg_result *result)
+{
 	memset(r, 0, sizeof(*r));
 	rg_host_waits_open(&r->host);
 	r->cfg = cfg;
-	r->pool = pool;
 	r->result = result;
 	r->output_fd[0] = r->output_fd[1] = -1;
 	r->input_fd = -1;
@@ -577,6 +608,16 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 	result->struct_size = sizeof(*result);
 	result->outcome = RG_OUTCOME_ERROR;
 	result->cpu_time = -1.0;
+}
+
+static int init_run(struct run *r, const struct rg_config *cfg,
+		    struct rg_pool *pool, struct rg_result *result,
+		    struct rg_error *err)
+{
+	int signal_fd;
+
+	init_common(r, cfg, result);
+	r->pool = pool;
 	note_input(r);
 	if (!cfg->file || !cfg->argv)
 		return rg_fail(err, EINVAL, "no command specified");
@@ -648,4 +689,27 @@ enum rg_outcome rg_pool_run(struct rg_pool *pool, const struct rg_config *cfg,
 	in_pool.cgroup_parent = pool->cgroup_parent;
 	in_pool.pool_favordynmods = pool->favordynmods;
 	return run_in(&in_pool, pool, result, err);
+}
+
+/*
+ * In a resident slot's runner: no signals of our own (the client passes
+ * its on), the files opened and the slot taken by the client.
+ */
+enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
+			       struct rg_result *result, struct rg_error *err)
+{
+	enum rg_outcome outcome = RG_OUTCOME_ERROR;
+	const int dest[2] = { p->cfg->output[0].fd, p->cfg->output[1].fd };
+	struct run r;
+
+	init_common(&r, p->cfg, result);
+	r.plan = *p->plan;
+	r.slot = p->slot;
+	if (rg_supervisor_init(&r.sup, p->cfg, p->signal_fd, err) == 0) {
+		r.sup_ready = true;
+		r.sup.notify_pidfd = p->notify_pidfd;
+		outcome = run_child(&r, dest, err);
+	}
+	result->outcome = run_outcome(&r, outcome, err);
+	return result->outcome;
 }

@@ -69,6 +69,18 @@ int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 	return 0;
 }
 
+bool rg_slot_runs_itself(const struct rg_slot *slot)
+{
+	return slot->ops->run != NULL;
+}
+
+int rg_slot_run(struct rg_slot *slot, const struct rg_config *cfg,
+		const struct rg_child_plan *plan, const int dest[2],
+		int signal_fd, struct rg_result *result, struct rg_error *err)
+{
+	return slot->ops->run(slot, cfg, plan, dest, signal_fd, result, err);
+}
+
 int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err)
 {
 	if (slot->ops->kill_run)

@@ -20,6 +20,7 @@ struct rg_pool;
 struct rg_child;
 struct rg_child_plan;
 struct rg_slot;
+struct rg_result;
 struct rusage;
 
 enum rg_ns_index {
@@ -41,6 +42,18 @@ struct rg_slot_ops {
 	 * inside the timed window. Optional.
 	 */
 	int (*hold)(struct rg_slot *slot, pid_t child, struct rg_error *err);
+	/*
+	 * Run the command of plan start to end, the slot's own process
+	 * supervising it (a resident slot's runner, keeper.h), and fill
+	 * result; dest: the command's stdout and stderr; signal_fd (or -1):
+	 * signals to pass on; cfg's cancel fd ends the run. Optional: with
+	 * it, the run uses none of spawn, hold, reap and correct_stats, and
+	 * the slot's cgroup may be NULL. -1 only when no result came.
+	 */
+	int (*run)(struct rg_slot *slot, const struct rg_config *cfg,
+		   const struct rg_child_plan *plan, const int dest[2],
+		   int signal_fd, struct rg_result *result,
+		   struct rg_error *err);
 	/* Start the child. Optional: clone3 here (rg_spawn). */
 	int (*spawn)(struct rg_slot *slot, const struct rg_child_plan *plan,
 		     struct rg_child *child, struct rg_error *err);
@@ -107,6 +120,12 @@ int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err);
 void rg_slot_correct_stats(struct rg_slot *slot,
 			   struct rg_cgroup_stats *stats);
+
+/* See rg_slot_ops.run; whether the slot has it. */
+bool rg_slot_runs_itself(const struct rg_slot *slot);
+int rg_slot_run(struct rg_slot *slot, const struct rg_config *cfg,
+		const struct rg_child_plan *plan, const int dest[2],
+		int signal_fd, struct rg_result *result, struct rg_error *err);
 
 /* See rg_slot_ops.hold. */
 int rg_slot_hold(struct rg_slot *slot, pid_t child, struct rg_error *err);

@@ -48,6 +48,7 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	memset(sup, 0, sizeof(*sup));
 	sup->cfg = cfg;
 	sup->signal_fd = signal_fd;
+	sup->notify_pidfd = -1;
 	sup->sample_timer_fd = -1;
 	sup->self_stat_fd = rg_task_stat_open_self();
 	sup->self_delay_ns = -1;
@@ -195,7 +196,12 @@ static int on_wall_timeout(struct rg_supervisor *sup, struct rg_error *err)
 	if (read(sup->wall_timer_fd, &expirations, sizeof(expirations)) < 0)
 		return 0; /* spurious */
 	sup->wall_hard_hit = true;
-	if (notify > 0) {
+	if (sup->notify_pidfd >= 0) {
+		rg_log(sup->cfg, RG_LOG_DEBUG, "sending SIGUSR1 to the "
+		       "notified process");
+		syscall(SYS_pidfd_send_signal, sup->notify_pidfd, SIGUSR1,
+			NULL, 0);
+	} else if (notify > 0) {
 		rg_log(sup->cfg, RG_LOG_DEBUG, "sending SIGUSR1 to pid %d",
 		       (int)notify);
 		kill(notify, SIGUSR1);
@@ -224,12 +230,32 @@ static int on_sample(struct rg_supervisor *sup)
 	return 0;
 }
 
+static int cancel(struct rg_supervisor *sup, struct rg_error *err)
+{
+	rg_log(sup->cfg, RG_LOG_WARNING, "run cancelled: aborting command");
+	return begin_abort(sup, SIGTERM, err);
+}
+
+/*
+ * A resident slot's runner hears from its client here (supervise.h): a
+ * client gone (EOF) leaves nobody to wait for the run, which dies at once.
+ */
 static int on_signal(struct rg_supervisor *sup, struct rg_error *err)
 {
 	struct signalfd_siginfo si;
+	ssize_t n = read(sup->signal_fd, &si, sizeof(si));
 
-	if (read(sup->signal_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+	if (n == 0) {
+		unwatch(sup, sup->signal_fd);
+		rg_log(sup->cfg, RG_LOG_WARNING, "runguard is gone: killing "
+		       "the command");
+		sup->aborting = true;
+		return kill_everything(sup, err);
+	}
+	if (n != (ssize_t)sizeof(si))
 		return 0;
+	if (si.ssi_signo == 0)
+		return cancel(sup, err);
 	rg_log(sup->cfg, RG_LOG_WARNING,
 	       "received signal %u: aborting command", si.ssi_signo);
 	return begin_abort(sup, (int)si.ssi_signo, err);
@@ -238,8 +264,7 @@ static int on_signal(struct rg_supervisor *sup, struct rg_error *err)
 static int on_cancel(struct rg_supervisor *sup, struct rg_error *err)
 {
 	unwatch(sup, sup->cfg->cancel_fd);
-	rg_log(sup->cfg, RG_LOG_WARNING, "run cancelled: aborting command");
-	return begin_abort(sup, SIGTERM, err);
+	return cancel(sup, err);
 }
 
 static int on_stream(struct rg_supervisor *sup, int i, struct rg_error *err)

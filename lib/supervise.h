@@ -28,7 +28,14 @@ struct rg_supervisor {
 	int wall_timer_fd;
 	int grace_timer_fd;
 	int sample_timer_fd; /* memory samples; -1 when the kernel keeps a peak */
-	int signal_fd;	     /* -1 when signals are not handled */
+	/*
+	 * -1 when signals are not handled; a resident slot's runner reads
+	 * the client's from its socket (keeper_proto.h), signal 0 for a
+	 * cancel, and EOF when the client is gone.
+	 */
+	int signal_fd;
+	/* the caller's: cfg->timeout_notify_pid as a pidfd, or -1 */
+	int notify_pidfd;
 
 	struct timespec start, end;
 	/*

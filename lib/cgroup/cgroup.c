@@ -142,6 +142,9 @@ int rg_cgroup_attach_self(const struct rg_cgroup *cg)
 
 int rg_cgroup_clone_fd(const struct rg_cgroup *cg)
 {
+	/* no cgroup: the child stays in its parent's (a keeper's runner) */
+	if (!cg)
+		return -1;
 	return cg->ops->clone_fd(cg);
 }
 
@@ -228,6 +231,17 @@ bool rg_cgroup_peak_clean(const struct rg_cgroup *cg)
 	if (cg->ops->peak_clean)
 		return cg->ops->peak_clean(cg);
 	return cg->ops->peak_resettable(cg);
+}
+
+int rg_cgroup_keep_private(struct rg_cgroup *cg, struct rg_error *err)
+{
+	return cg->ops->keep_private(cg, err);
+}
+
+void rg_cgroup_assume_peak_unused(struct rg_cgroup *cg)
+{
+	if (cg->ops->assume_peak_unused)
+		cg->ops->assume_peak_unused(cg);
 }
 
 void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg)

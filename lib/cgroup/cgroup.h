@@ -137,7 +137,7 @@ int rg_cgroup_apply_limits(struct rg_cgroup *cg,
  */
 int rg_cgroup_attach_self(const struct rg_cgroup *cg);
 
-/* v2: directory fd for clone3(CLONE_INTO_CGROUP); -1 on v1. */
+/* v2: directory fd for clone3(CLONE_INTO_CGROUP); -1 on v1 and for NULL. */
 int rg_cgroup_clone_fd(const struct rg_cgroup *cg);
 
 /*
@@ -163,6 +163,24 @@ bool rg_cgroup_peak_resettable(const struct rg_cgroup *cg);
  * cgroup when this is false. No system call.
  */
 bool rg_cgroup_peak_clean(const struct rg_cgroup *cg);
+
+/*
+ * A pooled cgroup (opened with its pool's level as its own parent) and
+ * that level made root's alone again (0700), as rg_cgroup_open() makes
+ * them: a slot's keeper, which opened it once, puts right after each run
+ * what was chmod'ed since, so that no run reads the counters of earlier
+ * ones. One fstat() per directory when nothing changed.
+ */
+int rg_cgroup_keep_private(struct rg_cgroup *cg, struct rg_error *err);
+
+/*
+ * The caller vouches that nothing but a resident task (rg_cgroup_set_
+ * resident(), whose share the caller takes off) was charged to the cgroup
+ * since it was made: on v2 5.19-6.11 its memory.peak then serves the next
+ * rg_cgroup_start() as a new cgroup's would. A slot's runner is told so by
+ * the client that made the cgroup (keeper_runner.c). No system call.
+ */
+void rg_cgroup_assume_peak_unused(struct rg_cgroup *cg);
 
 /*
  * Where memory.peak cannot be reset (v2, 5.19-6.11), ignore it from now on

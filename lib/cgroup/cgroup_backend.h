@@ -45,6 +45,10 @@ struct rg_cgroup_ops {
 	bool (*peak_resettable)(const struct rg_cgroup *cg);
 	/* optional: as peak_resettable, or nothing charged yet (cgroup.h) */
 	bool (*peak_clean)(const struct rg_cgroup *cg);
+	/* rg_cgroup_keep_private() */
+	int (*keep_private)(struct rg_cgroup *cg, struct rg_error *err);
+	/* optional: rg_cgroup_assume_peak_unused() */
+	void (*assume_peak_unused)(struct rg_cgroup *cg);
 	/* optional: rg_cgroup_sample_unresettable_peak() */
 	void (*sample_unresettable_peak)(struct rg_cgroup *cg);
 	int (*reset)(struct rg_cgroup *cg, struct rg_error *err);

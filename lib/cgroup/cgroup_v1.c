@@ -947,6 +947,19 @@ static int v1_reset(struct rg_cgroup *base, struct rg_error *err)
 	return 0;
 }
 
+static int v1_keep_private(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v1 *cg = to_v1(base);
+
+	for (int i = 0; i < cg->nr_hier; i++)
+		if (cg->hier[i].dir_fd >= 0 &&
+		    (rg_cg_keep_private(cg->hier[i].parent_fd,
+					"the pool's level", err) < 0 ||
+		     rg_cg_keep_private(cg->hier[i].dir_fd, cg->name, err) < 0))
+			return -1;
+	return 0;
+}
+
 /* Any task left in any of our hierarchies. */
 static int v1_populated(struct rg_cgroup *base, struct rg_error *err)
 {
@@ -1077,6 +1090,7 @@ static const struct rg_cgroup_ops v1_ops = {
 	.start = v1_start,
 	.kill_all = v1_kill_all,
 	.populated = v1_populated,
+	.keep_private = v1_keep_private,
 	.read_stats = v1_read_stats,
 	.peak_resettable = v1_peak_resettable,
 	.reset = v1_reset,

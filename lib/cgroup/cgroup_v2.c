@@ -605,6 +605,20 @@ static bool v2_peak_clean(const struct rg_cgroup *base)
 	return v2_peak_resettable(base) || cg->peak_unused;
 }
 
+static int v2_keep_private(struct rg_cgroup *base, struct rg_error *err)
+{
+	struct rg_cgroup_v2 *cg = to_v2(base);
+
+	if (rg_cg_keep_private(cg->parent_fd, "the pool's level", err) < 0)
+		return -1;
+	return rg_cg_keep_private(cg->dir_fd, cg->name, err);
+}
+
+static void v2_assume_peak_unused(struct rg_cgroup *base)
+{
+	to_v2(base)->peak_unused = true;
+}
+
 /*
  * A memory.peak without reset (5.19-6.11) is a run's own only in a cgroup
  * nothing was charged to before, so a pool would need a new cgroup per
@@ -840,6 +854,8 @@ static const struct rg_cgroup_ops v2_ops = {
 	.sample = v2_sample,
 	.peak_resettable = v2_peak_resettable,
 	.peak_clean = v2_peak_clean,
+	.assume_peak_unused = v2_assume_peak_unused,
+	.keep_private = v2_keep_private,
 	.sample_unresettable_peak = v2_sample_unresettable_peak,
 	.reset = v2_reset,
 	.needs_reclaim = v2_needs_reclaim,

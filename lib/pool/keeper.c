@@ -9,10 +9,12 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -128,23 +130,25 @@ static int move_fd(int fd, int lowest, bool cloexec)
 
 /*
  * Nothing of the caller's but what the keeper needs, each at its place:
- * the socket on 0, the ready pipe on 1, /dev/null on 2 and the
- * executable on 3 (close-on-exec). Not its pipes, locks, meta file or
- * directory: the caller may return right after the keeper is ready, and
- * the judging's mounts go at once.
+ * the socket on 0, the ready pipe on 1, /dev/null on 2, the executable
+ * on 3 (close-on-exec) and the pool directory on 4. Not its pipes, locks,
+ * meta file or directory: the caller may return right after the keeper
+ * is ready, and the judging's mounts go at once.
  */
-static int keeper_fds(int listen_fd, int ready_fd, int exe_fd)
+static int keeper_fds(int listen_fd, int ready_fd, int exe_fd, int dir_fd)
 {
 	int l = fcntl(listen_fd, F_DUPFD_CLOEXEC, 10);
 	int r = fcntl(ready_fd, F_DUPFD_CLOEXEC, 10);
 	int e = fcntl(exe_fd, F_DUPFD_CLOEXEC, 10);
+	int d = fcntl(dir_fd, F_DUPFD_CLOEXEC, 10);
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
-	if (l < 0 || r < 0 || e < 0 || null < 0 || move_fd(l, 0, false) < 0 ||
-	    move_fd(r, 1, false) < 0 || move_fd(null, 2, false) < 0 ||
-	    move_fd(e, 3, true) < 0)
+	if (l < 0 || r < 0 || e < 0 || d < 0 || null < 0 ||
+	    move_fd(l, 0, false) < 0 || move_fd(r, 1, false) < 0 ||
+	    move_fd(null, 2, false) < 0 || move_fd(e, 3, true) < 0 ||
+	    move_fd(d, 4, false) < 0)
 		return -1;
-	return (int)syscall(SYS_close_range, 4, ~0U, 0);
+	return (int)syscall(SYS_close_range, 5, ~0U, 0);
 }
 
 /*
@@ -156,11 +160,11 @@ static int keeper_fds(int listen_fd, int ready_fd, int exe_fd)
  * no environment: nothing of the call that started it is left for a
  * later run to read in /proc/<keeper>.
  */
-static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
-				  int ready_fd, int exe_fd, char *const argv[])
+static _Noreturn void keeper_main(const struct rg_cgroup *cg,
+				  const int fds[4], char *const argv[])
 {
 	char *const envp[] = { NULL };
-	int errnum = 0, fd;
+	int listen_fd = fds[0], ready_fd = fds[1], errnum = 0, fd;
 	sigset_t all;
 
 	if (rg_cgroup_clone_fd(cg) < 0) {
@@ -184,7 +188,7 @@ static _Noreturn void keeper_main(const struct rg_cgroup *cg, int listen_fd,
 		}
 		close(fd);
 	}
-	if (!errnum && keeper_fds(listen_fd, ready_fd, exe_fd) < 0)
+	if (!errnum && keeper_fds(listen_fd, ready_fd, fds[2], fds[3]) < 0)
 		_exit(1);
 	if (!errnum) {
 		ready_fd = 1;
@@ -221,10 +225,10 @@ static long clone_keeper(const struct rg_cgroup *cg)
  * The intermediate process: into the slot's namespaces, then the keeper,
  * then gone, so that init adopts the keeper.
  */
+/* fds: the listening socket, the ready pipe, the executable, the pool */
 static _Noreturn void start_in_slot(const int ns_fd[],
-				    const struct rg_cgroup *cg, int listen_fd,
-				    int ready_fd, int exe_fd,
-				    char *const argv[])
+				    const struct rg_cgroup *cg,
+				    const int fds[4], char *const argv[])
 {
 	long pid;
 	int errnum;
@@ -234,12 +238,12 @@ static _Noreturn void start_in_slot(const int ns_fd[],
 			goto fail;
 	pid = clone_keeper(cg);
 	if (pid == 0)
-		keeper_main(cg, listen_fd, ready_fd, exe_fd, argv);
+		keeper_main(cg, fds, argv);
 	if (pid > 0)
 		_exit(0);
 fail:
 	errnum = errno;
-	if (write(ready_fd, &errnum, sizeof(errnum)) < 0)
+	if (write(fds[1], &errnum, sizeof(errnum)) < 0)
 		_exit(1);
 	_exit(1);
 }
@@ -315,7 +319,10 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 	pid = fork();
 	if (pid == 0) {
 		close(ready[0]);
-		start_in_slot(ns_fd, cg, listen_fd, ready[1], exe_fd, argv);
+		start_in_slot(ns_fd, cg,
+			      (const int[]){ listen_fd, ready[1], exe_fd,
+					     dir_fd },
+			      argv);
 	}
 	close(ready[1]);
 	close(listen_fd);
@@ -364,9 +371,8 @@ static int dial_keeper(int dir_fd, const char *name, int extra, pid_t *pid)
 	return fd;
 }
 
-static int call(int conn, enum rg_keeper_op op, const int *fds, size_t nfds,
-		struct rg_keeper_reply *r, int *reply_fds, size_t max,
-		size_t *ngot, struct rg_error *err);
+static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
+		struct rg_error *err);
 static bool is_keeper(pid_t pid);
 
 /*
@@ -379,7 +385,7 @@ static int check_keeper(int fd, pid_t pid, struct rg_error *err)
 	struct rg_keeper_reply r;
 	struct rg_error ignored;
 
-	if (call(fd, RG_KEEPER_HELLO, NULL, 0, &r, NULL, 0, NULL, &ignored) == 0 &&
+	if (call(fd, RG_KEEPER_HELLO, &r, &ignored) == 0 &&
 	    r.version == RG_KEEPER_PROTO_VERSION)
 		return 0;
 	close(fd);
@@ -464,154 +470,200 @@ int rg_keeper_stop(pid_t pid, struct rg_error *err)
 	return rc;
 }
 
-/* One request and its reply (and the fds that come with it, up to max). */
-static int call(int conn, enum rg_keeper_op op, const int *fds, size_t nfds,
-		struct rg_keeper_reply *r, int *reply_fds, size_t max,
-		size_t *ngot, struct rg_error *err)
+/* One request and its reply. */
+static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
+		struct rg_error *err)
 {
 	struct rg_keeper_request req = {
 		.op = op,
 		.version = RG_KEEPER_PROTO_VERSION,
 	};
-	int got[RG_KEEPER_REPLY_FDS];
-	size_t n = 0;
+	size_t n;
 
-	if (ngot)
-		*ngot = 0;
-	if (rg_keeper_send(conn, &req, sizeof(req), fds, nfds) !=
+	if (rg_keeper_send(conn, &req, sizeof(req), NULL, 0) !=
 	    (ssize_t)sizeof(req))
 		return rg_fail(err, errno ? errno : EPIPE,
 			       "the slot's keeper is gone");
-	if (rg_keeper_recv(conn, r, sizeof(*r), got,
-			   max < RG_KEEPER_REPLY_FDS ? max :
-						       RG_KEEPER_REPLY_FDS,
-			   &n) != (ssize_t)sizeof(*r)) {
-		for (size_t i = 0; i < n; i++)
-			close(got[i]);
+	if (rg_keeper_recv(conn, r, sizeof(*r), NULL, 0, &n) !=
+	    (ssize_t)sizeof(*r))
 		return rg_fail(err, EPIPE, "the slot's keeper died");
-	}
 	if (r->errnum) {
 		r->message[sizeof(r->message) - 1] = '\0';
-		for (size_t i = 0; i < n; i++)
-			close(got[i]);
 		return rg_fail(err, r->errnum, "%s", r->message[0] ?
 			       r->message : "the slot's keeper failed");
 	}
-	for (size_t i = 0; i < n; i++)
-		reply_fds[i] = got[i];
-	if (ngot)
-		*ngot = n;
 	return 0;
 }
 
-void rg_keeper_run_init(struct rg_keeper_run *run)
+/* RUN's fds; a closed stdin and a missing notify travel as flags. */
+static int run_fds(const struct rg_keeper_run_request *req, int memfd,
+		   int fds[RG_KEEPER_RUN_FDS], bool *notify,
+		   struct rg_error *err)
 {
-	run->runner_sock = run->runner_pidfd = -1;
-	run->runner_cpu_ns = 0;
+	pid_t notify_pid = req->cfg->timeout_notify_pid;
+	int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), pidfd = -1;
+
+	if (cwd_fd < 0)
+		return rg_fail(err, errno, "opening the current directory");
+	/* across PID namespaces: the runner's is not ours */
+	if (notify_pid > 0)
+		pidfd = (int)syscall(SYS_pidfd_open, notify_pid, 0);
+	*notify = pidfd >= 0;
+	fds[RG_KEEPER_FD_PLAN] = memfd;
+	fds[RG_KEEPER_FD_STDIN] =
+		req->plan->stdin_fd >= 0 ? req->plan->stdin_fd : cwd_fd;
+	fds[RG_KEEPER_FD_STDOUT] = req->dest[0];
+	fds[RG_KEEPER_FD_STDERR] = req->dest[1];
+	fds[RG_KEEPER_FD_CWD] = cwd_fd;
+	fds[RG_KEEPER_FD_NOTIFY] = pidfd >= 0 ? pidfd : cwd_fd;
+	return 0;
 }
 
-void rg_keeper_run_close(struct rg_keeper_run *run)
-{
-	rg_close_fd(&run->runner_sock);
-	rg_close_fd(&run->runner_pidfd);
-}
-
-int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
-		    struct rg_child *child, struct rg_keeper_run *run,
+static int send_run(int conn, const struct rg_keeper_run_request *req,
 		    struct rg_error *err)
 {
-	struct rg_spawn_pipes p;
-	struct rg_keeper_reply r;
-	int fds[RG_KEEPER_SPAWN_FDS], memfd, cwd_fd;
-	int got[RG_KEEPER_REPLY_FDS] = { -1, -1, -1 };
-	size_t ngot = 0;
-	pid_t pid = -1;
+	struct rg_keeper_request r = { .op = RG_KEEPER_RUN,
+				       .version = RG_KEEPER_PROTO_VERSION };
+	struct rg_wire_run run = { .cfg = req->cfg,
+				   .peak_unused = req->peak_unused };
+	int fds[RG_KEEPER_RUN_FDS], memfd, rc = 0;
 
-	if (rg_wire_encode(plan, &memfd, err) < 0)
+	/* the notify pidfd is known once the fds are: encode after */
+	if (run_fds(req, -1, fds, &run.notify, err) < 0)
 		return -1;
-	cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cwd_fd < 0) {
-		close(memfd);
-		return rg_fail(err, errno, "opening the current directory");
-	}
-	if (rg_spawn_pipes_open(&p, err) < 0) {
-		close(memfd);
-		close(cwd_fd);
-		return -1;
+	if (rg_wire_encode(req->plan, &run, &memfd, err) < 0) {
+		rc = -1;
+		goto out;
 	}
 	fds[RG_KEEPER_FD_PLAN] = memfd;
-	/* a closed stdin travels as a flag; SCM_RIGHTS needs an open fd */
-	fds[RG_KEEPER_FD_STDIN] = plan->stdin_fd >= 0 ? plan->stdin_fd : cwd_fd;
-	fds[RG_KEEPER_FD_REPORT] = p.report[1];
-	fds[RG_KEEPER_FD_GO] = p.go[0];
-	fds[RG_KEEPER_FD_STDOUT] = p.out[0][1];
-	fds[RG_KEEPER_FD_STDERR] = p.out[1][1];
-	fds[RG_KEEPER_FD_CWD] = cwd_fd;
-	if (call(conn, RG_KEEPER_SPAWN, fds, RG_KEEPER_SPAWN_FDS, &r, got,
-		 RG_KEEPER_REPLY_FDS, &ngot, err) == 0 &&
-	    (ngot != RG_KEEPER_REPLY_FDS ||
-	     (pid = rg_pidfd_pid(got[RG_KEEPER_REPLY_CHILD])) <= 0))
-		rg_fail(err, EPROTO, "the keeper sent no child");
+	if (rg_keeper_send(conn, &r, sizeof(r), fds, RG_KEEPER_RUN_FDS) !=
+	    (ssize_t)sizeof(r))
+		rc = rg_fail(err, errno ? errno : EPIPE,
+			     "the slot's keeper is gone");
 	close(memfd);
-	close(cwd_fd);
-	if (ngot != RG_KEEPER_REPLY_FDS || pid <= 0) {
-		/* a child at the barrier reads EOF and exits */
-		for (size_t i = 0; i < ngot; i++)
-			close(got[i]);
-		rg_spawn_pipes_close(&p);
-		return -1;
-	}
-	run->runner_sock = got[RG_KEEPER_REPLY_RUNNER];
-	run->runner_pidfd = got[RG_KEEPER_REPLY_RUNNER_PIDFD];
-	run->runner_cpu_ns = 0;
-	rg_spawn_pipes_hand_over(&p, pid, got[RG_KEEPER_REPLY_CHILD], child);
-	return 0;
+out:
+	close(fds[RG_KEEPER_FD_CWD]);
+	if (run.notify)
+		close(fds[RG_KEEPER_FD_NOTIFY]);
+	return rc;
 }
 
-int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
-		   int64_t *run_delay_ns, struct rg_error *err)
+/* A signal of ours, or a cancel (signal 0), for the runner. */
+static void pass_on(int conn, int signal_fd)
 {
-	struct rg_runner_done d;
+	struct signalfd_siginfo si = { 0 };
+
+	if (signal_fd >= 0 &&
+	    read(signal_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	rg_keeper_send(conn, &si, sizeof(si), NULL, 0);
+}
+
+/* Until the result comes, passing on signals and a cancel. */
+static ssize_t await_result(int conn, const struct rg_keeper_run_request *req,
+			    struct rg_keeper_result *r)
+{
+	struct pollfd p[3] = {
+		{ .fd = conn, .events = POLLIN },
+		{ .fd = req->signal_fd, .events = POLLIN },
+		{ .fd = req->cfg->cancel_fd, .events = POLLIN },
+	};
 	size_t nfds;
 
-	if (run->runner_sock < 0)
-		return rg_fail(err, ECHILD, "no run of a keeper to reap");
-	if (rg_keeper_recv(run->runner_sock, &d, sizeof(d), NULL, 0, &nfds) !=
-	    (ssize_t)sizeof(d))
-		return rg_fail(err, ECHILD, "the run's runner died");
-	if (d.errnum)
-		return rg_fail(err, d.errnum, "the run's runner could not "
-			       "reap it");
-	*status = d.status;
-	*ru = d.rusage;
-	*run_delay_ns = d.run_delay_ns;
-	run->runner_cpu_ns = d.cpu_ns;
+	for (;;) {
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (p[0].revents)
+			return rg_keeper_recv(conn, r, sizeof(*r), NULL, 0,
+					      &nfds);
+		if (p[1].revents & POLLIN)
+			pass_on(conn, req->signal_fd);
+		if (p[2].revents) {
+			pass_on(conn, -1);
+			p[2].fd = -1; /* once */
+		}
+	}
+}
+
+/* The runner's log lines, into our sink (keeper_proto.h). */
+static void replay_log(const struct rg_config *cfg,
+		       const struct rg_keeper_result *r, size_t len)
+{
+	size_t pos = 0;
+
+	while (pos + 2 <= len) {
+		const char *text = r->log + pos + 1;
+		const char *nul = memchr(text, '\0', len - pos - 1);
+
+		if (!nul)
+			return;
+		rg_log(cfg, (enum rg_log_level)r->log[pos], "%s", text);
+		pos += (size_t)(nul - r->log) + 1 - pos;
+	}
+}
+
+/* The reply as it came (n bytes), checked: the result and what was logged. */
+static int take_result(const struct rg_keeper_run_request *req,
+		       struct rg_keeper_result *r, ssize_t n,
+		       struct rg_result *result, struct rg_error *err)
+{
+	const size_t head = offsetof(struct rg_keeper_result, log);
+
+	if (n < (ssize_t)head)
+		return rg_fail(err, EPIPE, "the slot's keeper died");
+	if (r->version != RG_KEEPER_PROTO_VERSION ||
+	    r->result_size != sizeof(r->result) ||
+	    (size_t)n != head + r->log_len || r->log_len > sizeof(r->log))
+		return rg_fail(err, EPROTO, "a run's result of another "
+			       "runguard build");
+	replay_log(req->cfg, r, r->log_len);
+	if (!r->from_runner) {
+		r->message[sizeof(r->message) - 1] = '\0';
+		return rg_fail(err, r->errnum ? r->errnum : EIO, "%s",
+			       r->message);
+	}
+	*result = r->result;
+	if (r->errnum) {
+		r->message[sizeof(r->message) - 1] = '\0';
+		rg_fail(err, r->errnum, "%s", r->message[0] ? r->message :
+			"the slot's keeper failed");
+		if (result->outcome != RG_OUTCOME_ERROR &&
+		    result->outcome != RG_OUTCOME_CLEANUP_FAILED)
+			result->outcome = RG_OUTCOME_ERROR;
+	}
 	return 0;
 }
 
-/* The runner (and with it the run's PID namespace), gone for sure. */
-static int kill_runner(struct rg_keeper_run *run, struct rg_error *err)
+int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
+		  struct rg_result *result, struct rg_error *err)
 {
-	if (run->runner_pidfd < 0)
-		return 0;
-	return kill_by_pidfd(run->runner_pidfd, "the run's runner", err);
+	/* large (its log), and a library judge's threads run at once */
+	struct rg_keeper_result *r = calloc(1, sizeof(*r));
+	ssize_t n;
+	int rc;
+
+	if (!r)
+		return rg_fail(err, errno, "a run's result");
+	rc = send_run(conn, req, err);
+	if (rc == 0) {
+		n = await_result(conn, req, r);
+		rc = take_result(req, r, n, result, err);
+	}
+	free(r);
+	return rc;
 }
 
-int rg_keeper_kill(int conn, struct rg_keeper_run *run, int64_t *cpu_ns,
-		   bool *keeper_gone, struct rg_error *err)
+int rg_keeper_kill(int conn, bool *keeper_gone, struct rg_error *err)
 {
 	struct rg_keeper_reply r;
 	struct rg_error ignored;
 
+	(void)err;
 	*keeper_gone = conn < 0 ||
-		       call(conn, RG_KEEPER_KILL, NULL, 0, &r, NULL, 0, NULL,
-			    &ignored) < 0;
-	*cpu_ns = *keeper_gone ? run->runner_cpu_ns :
-				 r.keeper_cpu_ns + run->runner_cpu_ns;
-	/* with the keeper gone, its runner is ours to end */
-	if (*keeper_gone && kill_runner(run, err) < 0)
-		return -1;
-	rg_keeper_run_close(run);
+		       call(conn, RG_KEEPER_KILL, &r, &ignored) < 0;
 	return 0;
 }
 
@@ -619,7 +671,7 @@ int rg_keeper_scrub(int conn, struct rg_ns_scrub *report, struct rg_error *err)
 {
 	struct rg_keeper_reply r;
 
-	if (call(conn, RG_KEEPER_SCRUB, NULL, 0, &r, NULL, 0, NULL, err) < 0)
+	if (call(conn, RG_KEEPER_SCRUB, &r, err) < 0)
 		return -1;
 	*report = r.scrub;
 	return 0;

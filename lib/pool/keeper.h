@@ -3,27 +3,25 @@
  * A resident slot's keeper, the client's side: the keeper is a process of
  * its own executable (runguard-keeper, keeper_server.c) that lives as
  * long as its pool slot, inside the slot's IPC, network and UTS
- * namespaces and its cgroup, serving one
- * runguard at a time over a unix socket in the pool directory
- * (<slot>.sock, root only; messages in keeper_proto.h). A run is then a
- * fork in the slot: the child inherits the cgroup and the namespaces, so
- * no run joins a namespace (setns) or a cgroup (an attach takes the
- * host's cgroup locks).
+ * namespaces and its cgroup, with the slot's cgroup files open, serving
+ * one runguard at a time over a unix socket in the pool directory
+ * (<slot>.sock, root only; messages in keeper_proto.h). A run is one
+ * request and one reply: no run joins a namespace (setns) or a cgroup (an
+ * attach takes the host's cgroup locks), and the client opens no cgroup
+ * file when the slot's settings are those in force.
  *
  *   runguard (client)                 keeper
  *   HELLO  ------------------------>  its protocol version: another
  *                                     build's keeper is replaced
- *   SPAWN plan memfd + fds  -------->  a runner, PID 1 of a new PID
- *                                     namespace, forks the child;
- *   <--------------------------------  the child's pidfd, the runner's
- *                                     socket and pidfd
- *   READY, baselines, release, supervise (as for any child, spawn.h)
- *   (the runner's socket)  <---------  the child's status and rusage
- *   KILL  ------------------------->  SIGKILL to the runner, wait: only
- *                                     the keeper is left in the slot
- *   SCRUB ------------------------->  SysV objects and unix sockets of
- *                                     its namespaces (rg_ns_scrub_here)
- *   close (or runguard dies) ------>  the same KILL, at once
+ *   RUN plan memfd, fds ----------->  a runner (keeper_runner.h), PID 1
+ *                                     of a new PID namespace, supervises
+ *   (signals passed on) ----------->  the command as rg_run() does
+ *   <--------------------------------  the result, from the runner;
+ *                                     the keeper then resets the slot
+ *                                     before it takes the next request
+ *   close (or runguard dies) ------>  the run, if still out, is killed
+ *
+ * KILL and SCRUB serve a slot whose holder died (lease.c).
  */
 #ifndef RG_KEEPER_H
 #define RG_KEEPER_H
@@ -73,36 +71,30 @@ pid_t rg_keeper_probe(int dir_fd, const char *name);
  */
 int rg_keeper_stop(pid_t pid, struct rg_error *err);
 
-/* A run in flight: its runner, which answers for it also without keeper. */
-struct rg_keeper_run {
-	int runner_sock;       /* the runner's result comes here */
-	int runner_pidfd;      /* SIGKILL: the run's whole PID namespace */
-	int64_t runner_cpu_ns; /* the runner's CPU, once reaped */
+/* What one run hands the keeper (RUN). */
+struct rg_keeper_run_request {
+	const struct rg_config *cfg;
+	const struct rg_child_plan *plan;
+	const int *dest;   /* [2]: the command's stdout and stderr */
+	bool peak_unused;  /* rg_wire_run */
+	int signal_fd;     /* passed on to the runner; -1: none */
 };
 
-void rg_keeper_run_init(struct rg_keeper_run *run);
-void rg_keeper_run_close(struct rg_keeper_run *run);
-
-/* Have the keeper fork the child of plan (rg_spawn's contract). */
-int rg_keeper_spawn(int conn, const struct rg_child_plan *plan,
-		    struct rg_child *child, struct rg_keeper_run *run,
-		    struct rg_error *err);
+/*
+ * The run of req, start to end, by the slot's keeper: 0 with its result
+ * (errors of the run itself in err, as rg_run() gives them, and what the
+ * runner logged replayed into cfg's sink); -1 when no result came (the
+ * keeper refused or died first, or this runguard is of another build).
+ */
+int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
+		  struct rg_result *result, struct rg_error *err);
 
 /*
- * The exited child's status, rusage and wait on a run queue (ns, -1
- * unknown; read by its runner before it reaped it).
+ * Anything of a run still in flight, killed and gone: by the keeper
+ * (conn), or, with *keeper_gone, by nobody (the keeper is dead, and its
+ * runner with the run's PID namespace died with its client).
  */
-int rg_keeper_reap(struct rg_keeper_run *run, int *status, struct rusage *ru,
-		   int64_t *run_delay_ns, struct rg_error *err);
-
-/*
- * The run, all of it, killed and gone: by the keeper (conn), or by us when
- * the keeper is gone (*keeper_gone; then the runner is killed by its
- * pidfd, and the slot needs a new keeper). *cpu_ns: the CPU time the keeper
- * and the runner spent since the spawn (it counts in the slot's cgroup).
- */
-int rg_keeper_kill(int conn, struct rg_keeper_run *run, int64_t *cpu_ns,
-		   bool *keeper_gone, struct rg_error *err);
+int rg_keeper_kill(int conn, bool *keeper_gone, struct rg_error *err);
 
 /*
  * After rg_keeper_kill: the keeper scrubs the slot's IPC and net

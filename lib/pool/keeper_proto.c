@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_FDS RG_KEEPER_SPAWN_FDS
+#define MAX_FDS RG_KEEPER_RUN_FDS
 
 ssize_t rg_keeper_send(int sock, const void *buf, size_t len, const int *fds,
 		       size_t nfds)

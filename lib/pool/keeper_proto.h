@@ -15,6 +15,8 @@
 #include <sys/types.h>
 #include <sys/un.h>
 
+#include <runguard/runguard.h>
+
 #include "keeper_wire.h"
 #include "ns.h"
 
@@ -23,48 +25,26 @@
 /* A run's runner (keeper_server.c), as ps shows it. */
 #define RG_RUNNER_NAME "runguard-runner"
 
-/* Changes with the messages below (low half) and the plan's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 4u)
+/* Changes with the messages below (low half) and the run's wire format. */
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 5u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
-	RG_KEEPER_SPAWN = 2,
-	RG_KEEPER_KILL = 4, /* 3 was REAP: the runner answers it now */
+	/* 2 was SPAWN and 3 REAP: a run is one RUN now */
+	RG_KEEPER_KILL = 4,
 	RG_KEEPER_SCRUB = 5,
+	RG_KEEPER_RUN = 6,
 };
 
-/* SPAWN's reply fds, in this order */
+/* RUN's fds, in this order */
 enum {
-	RG_KEEPER_REPLY_CHILD,	      /* the run's child's pidfd */
-	RG_KEEPER_REPLY_RUNNER,	      /* the runner's end of its socket */
-	RG_KEEPER_REPLY_RUNNER_PIDFD, /* the runner's pidfd */
-	RG_KEEPER_REPLY_FDS,
-};
-
-/*
- * What a run's runner sends its client once the run's child has ended
- * (the client has the runner's socket from SPAWN's reply: the result
- * comes from the runner also when the keeper is gone).
- */
-struct rg_runner_done {
-	int32_t errnum;
-	int32_t status;
-	int64_t cpu_ns; /* the runner's own CPU, to this message */
-	/* the child's wait on a run queue as it ended (waits.h); -1 */
-	int64_t run_delay_ns;
-	struct rusage rusage;
-};
-
-/* SPAWN's fds, in this order */
-enum {
-	RG_KEEPER_FD_PLAN,
-	RG_KEEPER_FD_STDIN,
-	RG_KEEPER_FD_REPORT,
-	RG_KEEPER_FD_GO,
-	RG_KEEPER_FD_STDOUT,
+	RG_KEEPER_FD_PLAN,   /* the memfd of keeper_wire.h */
+	RG_KEEPER_FD_STDIN,  /* a placeholder when the command's is closed */
+	RG_KEEPER_FD_STDOUT, /* where the command's output goes */
 	RG_KEEPER_FD_STDERR,
 	RG_KEEPER_FD_CWD,
-	RG_KEEPER_SPAWN_FDS,
+	RG_KEEPER_FD_NOTIFY, /* pidfd for timeout_notify_pid; placeholder */
+	RG_KEEPER_RUN_FDS,
 };
 
 struct rg_keeper_request {
@@ -72,12 +52,38 @@ struct rg_keeper_request {
 	uint32_t version; /* RG_KEEPER_PROTO_VERSION */
 };
 
+/* HELLO's, KILL's and SCRUB's reply */
 struct rg_keeper_reply {
 	int32_t errnum; /* 0: done */
 	uint32_t version;
-	int64_t keeper_cpu_ns; /* KILL: the keeper's CPU since SPAWN */
 	struct rg_ns_scrub scrub;
 	char message[1024]; /* as struct rg_error's */
+};
+
+/*
+ * While the run is out, the client forwards the signals it handles to
+ * the runner as struct signalfd_siginfo, ssi_signo 0 for a cancelled run;
+ * the runner reads them as from a signalfd (supervise.h). Closing the
+ * connection ends the run at once.
+ */
+
+/* What the runner logged, replayed by the client: level, text, NUL. */
+#define RG_KEEPER_LOG_MAX 4096
+
+/*
+ * RUN's one reply, from the runner (also when the keeper is gone); from
+ * the keeper only when no runner started (errnum set, outcome
+ * RG_OUTCOME_ERROR).
+ */
+struct rg_keeper_result {
+	int32_t errnum; /* of the outcome RG_OUTCOME_ERROR/CLEANUP_FAILED */
+	uint32_t version;
+	uint32_t result_size; /* sizeof(struct rg_result) where it was made */
+	uint32_t from_runner; /* 0: the keeper's, no run went out */
+	uint32_t log_len;
+	char message[1024];
+	struct rg_result result;
+	char log[RG_KEEPER_LOG_MAX];
 };
 
 ssize_t rg_keeper_send(int sock, const void *buf, size_t len, const int *fds,

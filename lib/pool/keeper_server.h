@@ -6,7 +6,10 @@
 #ifndef RG_KEEPER_SERVER_H
 #define RG_KEEPER_SERVER_H
 
-/* argv: runguard-keeper POOL-DIR SLOT (shown by ps, not read). */
+/*
+ * argv: runguard-keeper POOL-DIR SLOT (what ps shows; SLOT names the
+ * slot, the pool is the directory on fd 4).
+ */
 int rg_keeper_main(int argc, char **argv);
 
 #endif

@@ -21,7 +21,11 @@
 #define HAS_WORKDIR 0x2u
 #define SYSCALL_FILTER 0x4u
 #define STDIN_CLOSED 0x8u
-#define ALL_FLAGS (HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED)
+#define PEAK_UNUSED 0x10u
+#define NOTIFY 0x20u
+#define ALL_FLAGS                                                         \
+	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | PEAK_UNUSED | \
+	 NOTIFY)
 
 /*
  * The header, then strings_len bytes of NUL-terminated strings: file,
@@ -32,12 +36,14 @@ struct wire_header {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t settings_size; /* the same version built otherwise */
+	uint32_t config_size;
 	uint32_t flags;
 	uint32_t argc;
 	uint32_t envc;
 	uint32_t strings_len;
 	uint32_t umask;
 	struct rg_child_settings settings;
+	struct rg_config config; /* rg_config_plain */
 	struct rg_privs_plan privs;
 	sigset_t child_sigmask;
 	struct rlimit rlimits[RLIM_NLIMITS];
@@ -105,7 +111,8 @@ static size_t lay_out(const struct rg_child_plan *plan, char *blob)
 	return pos;
 }
 
-static void fill_header(const struct rg_child_plan *plan, size_t strings_len,
+static void fill_header(const struct rg_child_plan *plan,
+			const struct rg_wire_run *run, size_t strings_len,
 			struct wire_header *h)
 {
 	/* no stray bytes of ours in the padding the keeper reads */
@@ -113,10 +120,14 @@ static void fill_header(const struct rg_child_plan *plan, size_t strings_len,
 	h->magic = WIRE_MAGIC;
 	h->version = RG_WIRE_VERSION;
 	h->settings_size = sizeof(h->settings);
+	h->config_size = sizeof(h->config);
 	h->flags = (plan->root ? HAS_ROOT : 0) |
 		   (plan->workdir ? HAS_WORKDIR : 0) |
 		   (plan->seccomp ? SYSCALL_FILTER : 0) |
-		   (plan->stdin_fd < 0 ? STDIN_CLOSED : 0);
+		   (plan->stdin_fd < 0 ? STDIN_CLOSED : 0) |
+		   (run->peak_unused ? PEAK_UNUSED : 0) |
+		   (run->notify ? NOTIFY : 0);
+	rg_config_plain(run->cfg, &h->config);
 	h->argc = (uint32_t)count_strings(plan->argv);
 	h->envc = (uint32_t)count_strings(plan->envp);
 	h->strings_len = (uint32_t)strings_len;
@@ -146,7 +157,8 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int rg_wire_encode(const struct rg_child_plan *plan, int *memfd,
+int rg_wire_encode(const struct rg_child_plan *plan,
+		   const struct rg_wire_run *run, int *memfd,
 		   struct rg_error *err)
 {
 	struct wire_header h;
@@ -161,7 +173,7 @@ int rg_wire_encode(const struct rg_child_plan *plan, int *memfd,
 	if (!blob)
 		return rg_fail(err, errno, "encoding the run for the keeper");
 	lay_out(plan, blob);
-	fill_header(plan, len, &h);
+	fill_header(plan, run, len, &h);
 	/* sealed: what the keeper checks is what it reads */
 	fd = memfd_create("runguard-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || write_all(fd, &h, sizeof(h)) < 0 ||
@@ -254,6 +266,10 @@ static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 	plan->stdin_fd = -1;
 	w->syscall_filter = h->flags & SYSCALL_FILTER;
 	w->stdin_closed = h->flags & STDIN_CLOSED;
+	w->peak_unused = h->flags & PEAK_UNUSED;
+	w->notify = h->flags & NOTIFY;
+	/* plain already; cleared again: no pointer of the client's is used */
+	rg_config_plain(&h->config, &w->cfg);
 	w->caller.cwd_fd = -1;
 	w->caller.umask = (mode_t)h->umask;
 	memcpy(w->caller.rlimits, h->rlimits, sizeof(w->caller.rlimits));
@@ -297,7 +313,8 @@ int rg_wire_decode(int memfd, struct rg_wire_plan *w, struct rg_error *err)
 	/* each string takes at least its NUL: no huge vectors from a lie */
 	if (st.st_size < (off_t)sizeof(h) ||
 	    pread(memfd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
-	    h.settings_size != sizeof(h.settings) || (h.flags & ~ALL_FLAGS) ||
+	    h.settings_size != sizeof(h.settings) ||
+	    h.config_size != sizeof(h.config) || (h.flags & ~ALL_FLAGS) ||
 	    (off_t)sizeof(h) + h.strings_len != st.st_size ||
 	    (uint64_t)h.argc + h.envc > h.strings_len)
 		return malformed(err);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What a client hands a slot's keeper for one run: the child's plan
- * (spawn.h) flattened into a memfd, which travels with the run's fds over
- * the keeper's socket. A memfd has no size limit (argv and environment
- * may be large) and is read by the keeper with one pread.
+ * (spawn.h) and the run's configuration (its plain data, rg_config_plain)
+ * flattened into a memfd, which travels with the run's fds over the
+ * keeper's socket. A memfd has no size limit (argv and environment may be
+ * large) and is read by the keeper with one pread.
  *
  * A keeper outlives the runguard that started it (an upgrade leaves the
  * old one serving), so the format is versioned: every version begins with
@@ -15,27 +16,43 @@
 
 #include <stdbool.h>
 
+#include "config.h"
 #include "spawn.h"
 
-/* 1: the plan's scalars one by one; 2: struct rg_child_settings whole */
-#define RG_WIRE_VERSION 2u
+/*
+ * 1: the plan's scalars one by one; 2: struct rg_child_settings whole;
+ * 3: and struct rg_config's plain data whole, for the runner
+ */
+#define RG_WIRE_VERSION 3u
 
-/* The plan as the keeper rebuilds it; every pointer points into blob. */
+/* What goes with the plan. */
+struct rg_wire_run {
+	const struct rg_config *cfg; /* its plain data travels */
+	/* the slot's memory.peak holds nothing but the keeper's charges */
+	bool peak_unused;
+	bool notify; /* a pidfd for cfg->timeout_notify_pid goes along */
+};
+
+/* The run as the keeper rebuilds it; every pointer points into blob. */
 struct rg_wire_plan {
 	struct rg_child_plan plan;
 	struct rg_caller_state caller; /* plan.caller; cwd_fd not set */
+	struct rg_config cfg;          /* plain: no pointer, fd or sink */
 	bool syscall_filter;
 	bool stdin_closed; /* FD_STDIN is a placeholder: start with 0 closed */
+	bool peak_unused;
+	bool notify;
 	char *blob;
 	char **argv;
 	char **envp;
 };
 
 /*
- * A sealed memfd holding plan and the calling process's umask and rlimits
- * (its cwd goes as an fd). plan->file must be set.
+ * A sealed memfd holding plan, run and the calling process's umask and
+ * rlimits (its cwd goes as an fd). plan->file must be set.
  */
-int rg_wire_encode(const struct rg_child_plan *plan, int *memfd,
+int rg_wire_encode(const struct rg_child_plan *plan,
+		   const struct rg_wire_run *run, int *memfd,
 		   struct rg_error *err);
 
 /*

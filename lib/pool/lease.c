@@ -298,16 +298,6 @@ static int open_namespaces(struct rg_pool_lease *l, struct rg_error *err)
 }
 
 /*
- * Memory still charged after the reset (files a run left on a tmpfs, of
- * any size: rg_cgroup_needs_recycle; more than 1 MiB of anything else)
- * would count towards every later run's peak and limit, and a v2
- * cgroup whose leftovers were killed with cgroup.kill kills new children
- * on some kernels: such a slot gets a new cgroup instead, as a per-run
- * judge would have given it. Only runs that left something pay this.
- */
-#define RECYCLE_ABOVE_BYTES (1u << 20)
-
-/*
  * The slot without its keeper (stopped, dead, or about to die with the
  * cgroup): served plainly pooled until a new one starts. The limit in
  * force has the keeper's share: written again by the next run.
@@ -348,7 +338,7 @@ static int recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err)
 	if (rg_cgroup_user_memory(l->slot.cgroup, &pages, err) < 0)
 		return -1;
 	/* a keeper's own pages are no run's (more under a sanitizer) */
-	if (pages <= RECYCLE_ABOVE_BYTES + l->keeper_pages &&
+	if (pages <= RG_RECYCLE_ABOVE_BYTES + l->keeper_pages &&
 	    !rg_cgroup_needs_recycle(l->slot.cgroup))
 		return 0;
 	return drop_cgroup(l, err);
@@ -537,16 +527,6 @@ static unsigned int settings_to_write(const struct rg_pool_lease *l,
 	return set;
 }
 
-/* The kernel charges memory in batches of this many pages per CPU. */
-#define CHARGE_BATCH_PAGES 64
-
-static uint64_t charge_batches(uint64_t bytes)
-{
-	uint64_t batch = CHARGE_BATCH_PAGES * (uint64_t)getpagesize();
-
-	return (bytes + batch - 1) / batch * batch;
-}
-
 /*
  * The limit written for a run: its own, plus what a keeper that stays
  * through it holds (rounded up to whole charge batches), so that the run
@@ -557,7 +537,7 @@ static uint64_t slot_memory_limit(const struct rg_pool_lease *l,
 {
 	if (cfg->memory_limit == RG_UNLIMITED || l->keeper_conn < 0)
 		return cfg->memory_limit;
-	return cfg->memory_limit + charge_batches(l->keeper_bytes);
+	return cfg->memory_limit + rg_charge_batches(l->keeper_bytes);
 }
 
 static int apply_settings(struct rg_pool_lease *l, const struct rg_config *cfg,
@@ -634,7 +614,8 @@ static int settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 {
 	bool stay;
 
-	if (rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+	if (l->keeper_conn >= 0 ||
+	    rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
 			      &l->keeper_pid, err) == 0) {
 		l->slot.ops = &resident_slot_ops;
 		if (keeper_can_stay(l, cfg, &stay, err) < 0)
@@ -700,6 +681,26 @@ static int use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 	return 0;
 }
 
+/* The slot's keeper, connected, if it lives (and is of our build). */
+static bool reach_keeper(struct rg_pool_lease *l)
+{
+	struct rg_error ignored;
+
+	return rg_keeper_connect(l->dir_fd, l->name, &l->keeper_conn,
+				 &l->keeper_pid, &ignored) == 0;
+}
+
+/*
+ * The common call: its keeper serves the slot with this run's settings in
+ * force, and resets it itself. Nothing to open or write but the record.
+ */
+static bool resident_as_is(struct rg_pool_lease *l,
+			   const struct rg_config *cfg)
+{
+	return wants_keeper(cfg) && !l->exact_v2_peak &&
+	       l->keeper_conn >= 0 && settings_match(&l->rec, cfg);
+}
+
 static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 			const struct pool_header *h, struct rg_error *err)
 {
@@ -708,6 +709,10 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 	rg_pool_slot_name(l->index, l->name, sizeof(l->name));
 	dirty = rg_pool_read_record(l->dir_fd, l->index, &l->rec) < 0 ||
 		l->rec.state != SLOT_CLEAN;
+	/* clean only if the keeper that was to reset it lives */
+	if (!dirty && (l->rec.flags & SLOT_KEEPER_RESETS) && !reach_keeper(l))
+		dirty = true;
+	l->rec.flags &= ~SLOT_KEEPER_RESETS;
 	/* from here until release, a crash leaves the slot marked dirty */
 	l->rec.magic = RG_SLOT_MAGIC;
 	l->rec.state = SLOT_IN_USE;
@@ -716,6 +721,10 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 		l->rec.flags &= ~SLOT_SETTINGS_KNOWN;
 	if (rg_pool_write_record(l->dir_fd, l->index, &l->rec, err) < 0)
 		return -1;
+	if (!dirty && resident_as_is(l, cfg)) {
+		l->slot.ops = &resident_slot_ops;
+		return 0;
+	}
 	if (open_cgroup(l, h, err) < 0)
 		return -1;
 	/*
@@ -745,7 +754,6 @@ static int prepare_slot(struct rg_pool_lease *l, const struct rg_config *cfg,
 
 static void free_lease(struct rg_pool_lease *l)
 {
-	rg_keeper_run_close(&l->run);
 	rg_close_fd(&l->keeper_conn);
 	put_cgroup(l);
 	rg_ns_close(l->slot.ns_fd);
@@ -790,7 +798,6 @@ static struct rg_pool_lease *new_lease(const struct rg_config *cfg,
 	l->exact_v2_peak = cfg->pool_v2_exact_peak;
 	l->lock_fd = -1;
 	l->keeper_conn = -1;
-	rg_keeper_run_init(&l->run);
 	l->dir_fd = -1;
 	if (open_pool_dir(l, cfg, pool, err) < 0) {
 		free_lease(l);
@@ -909,111 +916,80 @@ static const struct rg_slot_ops pooled_slot_ops = {
 	.abandon = pooled_abandon,
 };
 
-/* Resident slots: the keeper forks, reaps and kills (keeper.h). */
+/* Resident slots: the keeper's runner runs it all (keeper.h). */
 
 static struct rg_pool_lease *to_lease(struct rg_slot *slot)
 {
 	return rg_container_of(slot, struct rg_pool_lease, slot);
 }
 
-static int resident_spawn(struct rg_slot *slot,
-			  const struct rg_child_plan *plan,
-			  struct rg_child *child, struct rg_error *err)
+static int resident_run(struct rg_slot *slot, const struct rg_config *cfg,
+			const struct rg_child_plan *plan, const int dest[2],
+			int signal_fd, struct rg_result *result,
+			struct rg_error *err)
 {
 	struct rg_pool_lease *l = to_lease(slot);
+	struct rg_keeper_run_request req = {
+		.cfg = cfg,
+		.plan = plan,
+		.dest = dest,
+		/* what the runner cannot tell in a cgroup it lives in */
+		.peak_unused = slot->cgroup && rg_cgroup_peak_clean(slot->cgroup),
+		.signal_fd = signal_fd,
+	};
 
-	l->keeper_cpu_ns = 0;
-	l->keeper_alone = false;
-	rg_keeper_run_close(&l->run);
-	return rg_keeper_spawn(l->keeper_conn, plan, child, &l->run, err);
+	if (rg_keeper_run(l->keeper_conn, &req, result, err) < 0)
+		return -1;
+	l->ran = true;
+	return 0;
 }
 
-static int resident_reap(struct rg_slot *slot, struct rg_child *child,
-			 int *status, struct rusage *ru, struct rg_error *err)
-{
-	return rg_keeper_reap(&to_lease(slot)->run, status, ru,
-			      &child->run_delay_end, err);
-}
-
+/* A slot whose holder died: anything of its run, ended. */
 static int resident_kill(struct rg_slot *slot, struct rg_error *err)
 {
 	struct rg_pool_lease *l = to_lease(slot);
 	bool gone;
 
-	if (l->keeper_alone) /* collect, release and reset each ask */
-		return 0;
-	if (rg_keeper_kill(l->keeper_conn, &l->run, &l->keeper_cpu_ns, &gone,
-			   err) < 0)
+	if (rg_keeper_kill(l->keeper_conn, &gone, err) < 0)
 		return -1;
 	if (gone) {
-		/*
-		 * The keeper died (an admin's kill) with the run in flight,
-		 * which went on without it: the run's result stands, and the
-		 * slot is served as without a keeper until a new one.
-		 */
 		forget_keeper(l);
-		if (rg_cgroup_kill_all(slot->cgroup, err) < 0)
-			return -1;
+		return rg_cgroup_kill_all(slot->cgroup, err);
 	}
-	l->keeper_alone = true;
 	return 0;
 }
 
 /*
- * The keeper's own CPU time counts in the slot's cgroup: not the run's
- * (the keeper and its runner measure it exactly). So does what the slot
- * held before the spawn (the keeper's pages and what a reset left), and
- * the slot's limit is the run's plus that (slot_memory_limit): it is
- * taken off the peak. Without swap the keeper's anonymous pages stay
- * charged through the run, so the rest is the run's. Not the largest
- * process's maxrss as a floor: a child's counts the image it was forked
- * from. The counters move in whole charge batches: a run whose pages
- * came from a batch the slot held shows no rise, and is given the one
- * batch a fresh cgroup would charge it, as per-run. docs/pool.md.
+ * The keeper resets the slot after the run, before it serves its next
+ * client (keeper_slot.h): the slot is marked clean for as long as the
+ * keeper lives, and the next holder, talking to the keeper first, waits
+ * for the reset.
+ * Without a result the run's end is unknown: the slot stays marked in use,
+ * and its next holder cleans it.
  */
-static void resident_correct_stats(struct rg_slot *slot,
-				   struct rg_cgroup_stats *st)
+static int resident_release(struct rg_slot *slot, struct rg_error *err)
 {
-	const struct rg_pool_lease *l = to_lease(slot);
-	uint64_t batch = charge_batches(1), held = l->keeper_bytes, now;
-	struct rg_error ignored;
+	struct rg_pool_lease *l = to_lease(slot);
+	int rc = 0;
 
-	if (st->cpu_ns >= 0)
-		st->cpu_ns = st->cpu_ns > l->keeper_cpu_ns ?
-				     st->cpu_ns - l->keeper_cpu_ns : 0;
-	if (!st->memory_peak_valid || !held)
-		return;
-	/*
-	 * Called with the run gone: what the slot holds now is at most what
-	 * it held before the run. Less when a charge of an earlier run was
-	 * freed during this one (after an OOM kill, say): only what stayed
-	 * is taken off, so the peak never reads below the program's.
-	 */
-	if (rg_cgroup_memory_usage(slot->cgroup, &now, &ignored) == 0 &&
-	    now < held)
-		held = now;
-	st->memory_peak = st->memory_peak > held + batch ?
-				  st->memory_peak - held : batch;
-	/*
-	 * The slot's limit has the keeper's share in whole batches: a run
-	 * at its limit reports its own limit, as per-run. So does a run the
-	 * OOM killer took in its slot, which reached it: the keeper's share
-	 * can have grown since the limit was written (kernel objects of its
-	 * runners), and what is taken off would put it below.
-	 */
-	if (l->rec.memory_limit != RG_UNLIMITED &&
-	    (st->memory_peak > l->rec.memory_limit || st->oom_killed))
-		st->memory_peak = l->rec.memory_limit;
+	if (l->ran) {
+		l->rec.state = SLOT_CLEAN;
+		l->rec.holder = 0;
+		l->rec.runs++;
+		l->rec.last_reset = time(NULL);
+		l->rec.flags |= SLOT_KEEPER_RESETS;
+		rc = rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+	}
+	free_lease(l);
+	return rc;
 }
 
 static const struct rg_slot_ops resident_slot_ops = {
 	.prewarm = pooled_prewarm,
-	.spawn = resident_spawn,
-	.reap = resident_reap,
+	.run = resident_run,
 	.kill_run = resident_kill,
-	.correct_stats = resident_correct_stats,
-	.release = pooled_release,
-	/* no watchdog: the keeper sees its client die and kills the run */
+	.release = resident_release,
+	/* no watchdog: the runner sees its client die and kills the run */
 };
 
 /* -- keepers started with the pool (rg_pool_create) ------------------ */

@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <limits.h>
 #include <sys/stat.h>
 
@@ -54,6 +55,11 @@ enum slot_state {
 
 #define SLOT_SETTINGS_KNOWN 0x1u /* memory_limit and cpuset are in force */
 #define SLOT_USED 0x2u           /* a run happened since the cgroup was made */
+/*
+ * Clean once its keeper has reset it after the last run (keeper_slot.h):
+ * clean only while that keeper lives.
+ */
+#define SLOT_KEEPER_RESETS 0x4u
 
 struct slot_record {
 	uint32_t magic;
@@ -105,14 +111,30 @@ struct rg_pool_lease {
 	pid_t keeper_pid;      /* and its pid */
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	uint64_t keeper_pages; /* and of it, pages on the LRU lists */
-	int64_t keeper_cpu_ns; /* the keeper's CPU in the slot since spawn */
-	bool keeper_alone;     /* nothing but the keeper since the last kill */
-	struct rg_keeper_run run; /* the run in flight in a resident slot */
+	bool ran;              /* a resident run's result came */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
 	struct rg_pool *pool; /* that handle, or NULL */
 	bool cgroup_reusable;	    /* reset clean: the handle may keep it */
 };
+
+/*
+ * Memory still charged to a slot after its reset beyond this (and a
+ * keeper's own), or tmpfs pages of any size: the slot gets a new cgroup
+ * (lease.c).
+ */
+#define RG_RECYCLE_ABOVE_BYTES (1u << 20)
+
+/*
+ * bytes rounded up to the kernel's memory charge batches (64 pages per
+ * CPU): the units a slot's counters move in.
+ */
+static inline uint64_t rg_charge_batches(uint64_t bytes)
+{
+	uint64_t batch = 64 * (uint64_t)getpagesize();
+
+	return (bytes + batch - 1) / batch * batch;
+}
 
 /* pool.c, for lease.c */
 

@@ -170,9 +170,11 @@ class PoolTest(pyrgtest.PoolDirCase):
 
 
 class KeptCgroupTest(pyrgtest.PoolDirCase):
-    """A pool handle keeps each slot's cgroup open between its runs (no
-    cgroup file is opened per run), and notices when another process
-    replaced that cgroup meanwhile."""
+    """Without keepers a pool handle keeps each slot's cgroup open between
+    its runs (no cgroup file is opened per run), and notices when another
+    process replaced that cgroup meanwhile. With keepers (the default) it
+    holds none: the slot's keeper does, and the handle opens none while
+    the slot's settings stay."""
 
     def slot_dirs(self, slots=(0,)):
         """The slots' cgroup directories, as the library opens them."""
@@ -216,7 +218,10 @@ class KeptCgroupTest(pyrgtest.PoolDirCase):
                     self.assertEqual(pool.run(cfg).exit_code, 3)
                     dirs = self.slot_dirs()
                     first = self.fds_into(dirs)
-                    self.assertTrue(first, 'no fd kept on %s' % dirs)
+                    if keepers:
+                        self.assertEqual(first, {}, 'the keeper holds them')
+                    else:
+                        self.assertTrue(first, 'no fd kept on %s' % dirs)
                     self.assertEqual(pool.run(cfg).exit_code, 3)
                     self.assertEqual(self.fds_into(dirs), first)
                 self.assertEqual(self.fds_into(dirs), {})
@@ -256,11 +261,13 @@ class KeptCgroupTest(pyrgtest.PoolDirCase):
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
         try:
-            with runguard.Pool(4, self.pool_dir,
+            with runguard.Pool(4, self.pool_dir, keepers=False,
                                cgroup_parent=CGROUP_PARENT) as pool, \
                     concurrent.futures.ThreadPoolExecutor(4) as ex:
                 res = list(ex.map(
-                    lambda _: pool.run(self.config('sleep', 0.2)), range(12)))
+                    lambda _: pool.run(self.config('sleep', 0.2,
+                                                   pool_keeper=False)),
+                    range(12)))
                 kept = self.fds_into(self.slot_dirs(range(4)))
         finally:
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
@@ -273,11 +280,17 @@ class KeptCgroupTest(pyrgtest.PoolDirCase):
         """An admin destroys and makes the pool again while a judge has it
         open: the judge's next run takes the new cgroup, whose limit
         holds, instead of failing on the removed one's files."""
-        limited = dict(memory_limit=64 * MIB)
-        with runguard.Pool(1, self.pool_dir,
+        for keepers in (False, True):
+            with self.subTest(keepers=keepers):
+                self.check_made_again(keepers)
+                runguard.pool_destroy(self.pool_dir, force=True)
+
+    def check_made_again(self, keepers):
+        limited = dict(memory_limit=64 * MIB, pool_keeper=keepers)
+        with runguard.Pool(1, self.pool_dir, keepers=keepers,
                            cgroup_parent=CGROUP_PARENT) as pool:
-            self.assertEqual(pool.run(self.config('exitcode', 0)).exit_code,
-                             0)
+            res = pool.run(self.config('exitcode', 0, pool_keeper=keepers))
+            self.assertEqual(res.exit_code, 0)
             dirs = self.slot_dirs()
             runguard.pool_destroy(self.pool_dir, force=True)
             runguard.pool_create(1, self.pool_dir,
@@ -285,7 +298,8 @@ class KeptCgroupTest(pyrgtest.PoolDirCase):
             self.assertEqual(self.slot_dirs(), dirs)
             res = pool.run(self.config('memhog', 16, **limited))
             self.assertEqual(res.exit_code, 0, res)
-            self.assert_fds_on_live_dirs(self.fds_into(dirs), dirs)
+            if not keepers:
+                self.assert_fds_on_live_dirs(self.fds_into(dirs), dirs)
             res = pool.run(self.config('memhog', 200, **limited))
             self.assertTrue(res.oom_killed or res.term_signal, res)
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The keeper's wire (lib/pool/keeper_wire.c): a plan comes back as it
- * went, settings byte for byte; the memfd is sealed; another version, a
+ * went, settings byte for byte, the run's configuration with its scalars
+ * and without the client's pointers, fds and log sink; the memfd is sealed; another version, a
  * cut or garbled memfd is refused with EPROTO, and nothing leaks (the
  * sanitizer build runs this under ASan).
  */
@@ -115,15 +116,116 @@ static void small_plan(struct rg_child_plan *p, char **argv)
 	sigemptyset(&p->child_sigmask);
 }
 
-static int encode(const struct rg_child_plan *p)
+/*
+ * The run's configuration: its scalars away from their defaults, and
+ * every pointer, fd and callback set, which must not travel.
+ */
+static char some_text[] = "x";
+static char *some_vector[] = { some_text, NULL };
+
+static void log_nowhere(void *data, enum rg_log_level level, const char *m)
 {
+	(void)data;
+	(void)level;
+	(void)m;
+}
+
+static void odd_config(struct rg_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->file = c->root = c->root_prefix = c->workdir = some_text;
+	c->argv = some_vector;
+	c->has_uid = c->has_gid = true;
+	c->uid = 1001;
+	c->gid = 1002;
+	c->has_wall_limit = c->has_cpu_limit = true;
+	c->wall_soft = 2.5;
+	c->wall_hard = 3.25;
+	c->cpu_soft = 1.5;
+	c->cpu_hard = 1.75;
+	c->memory_limit = 262144 * 1024ull;
+	c->file_limit = 8192 * 1024ull;
+	c->process_limit = 64;
+	c->cpuset = some_text;
+	CPU_SET(1, &c->cpuset_mask);
+	c->output[0] = (struct rg_output){ .path = some_text, .fd = 7 };
+	c->output[1] = (struct rg_output){ .path = NULL, .fd = 2 };
+	c->input = (struct rg_output){ .path = some_text, .fd = 0 };
+	c->stream_limit = 8192;
+	c->env_changes = some_vector;
+	c->env_changes_len = 1;
+	c->timeout_notify_pid = 4242;
+	c->syscall_filter = true;
+	c->kill_grace = 0.25;
+	c->cgroup_parent = c->pool_dir = some_text;
+	c->pool_size = 32;
+	c->pool_keeper = c->pool_v2_exact_peak = c->reap_all_children = true;
+	c->cancel_fd = 9;
+	c->log = (struct rg_log_sink){ .fn = log_nowhere, .data = c,
+				       .max = RG_LOG_NOTICE };
+}
+
+static int encode_run(const struct rg_child_plan *p, bool peak_unused,
+		      bool notify)
+{
+	struct rg_config cfg;
+	struct rg_wire_run run = { .cfg = &cfg, .peak_unused = peak_unused,
+				   .notify = notify };
 	struct rg_error err = { 0 };
 	int fd = -1;
 
-	if (rg_wire_encode(p, &fd, &err) < 0)
+	odd_config(&cfg);
+	if (rg_wire_encode(p, &run, &fd, &err) < 0)
 		fail_msg("encode: %s", err.message);
 	assert_true(fd >= 0);
 	return fd;
+}
+
+static int encode(const struct rg_child_plan *p)
+{
+	return encode_run(p, false, false);
+}
+
+/* The scalars as they went; nothing of the client's pointers or fds. */
+static void expect_config(const struct rg_config *c)
+{
+	assert_null(c->file);
+	assert_null(c->argv);
+	assert_null(c->root);
+	assert_null(c->root_prefix);
+	assert_null(c->workdir);
+	assert_null(c->cpuset);
+	assert_null(c->env_changes);
+	assert_int_equal(c->env_changes_len, 0);
+	assert_null(c->cgroup_parent);
+	assert_null(c->pool_dir);
+	for (int i = 0; i < 2; i++) {
+		assert_null(c->output[i].path);
+		assert_int_equal(c->output[i].fd, -1);
+	}
+	assert_null(c->input.path);
+	assert_int_equal(c->input.fd, -1);
+	assert_int_equal(c->cancel_fd, -1);
+	assert_null(c->log.fn);
+	assert_null(c->log.data);
+	assert_int_equal(c->log.max, RG_LOG_NOTICE);
+	assert_true(c->has_uid && c->has_gid);
+	assert_int_equal(c->uid, 1001);
+	assert_int_equal(c->gid, 1002);
+	assert_true(c->has_wall_limit && c->has_cpu_limit);
+	assert_true(c->wall_soft == 2.5 && c->wall_hard == 3.25);
+	assert_true(c->cpu_soft == 1.5 && c->cpu_hard == 1.75);
+	assert_int_equal(c->memory_limit, 262144 * 1024ull);
+	assert_int_equal(c->file_limit, 8192 * 1024ull);
+	assert_int_equal(c->process_limit, 64);
+	assert_true(CPU_ISSET(1, &c->cpuset_mask));
+	assert_int_equal(c->stream_limit, 8192);
+	assert_int_equal(c->timeout_notify_pid, 4242);
+	assert_true(c->syscall_filter);
+	assert_true(c->kill_grace == 0.25);
+	assert_int_equal(c->pool_size, 32);
+	assert_true(c->pool_keeper && c->pool_v2_exact_peak &&
+		    c->reap_all_children);
 }
 
 /* The length of p's strings on the wire, NULs included. */
@@ -312,7 +414,10 @@ static void test_round_trip(void **state)
 			    sizeof(sigset_t));
 	assert_true(w.syscall_filter);
 	assert_true(w.stdin_closed);
+	assert_false(w.peak_unused);
+	assert_false(w.notify);
 	expect_caller_state(&w);
+	expect_config(&w.cfg);
 
 	/* the keeper's own: not taken from the client */
 	assert_null(w.plan.slot);
@@ -322,6 +427,28 @@ static void test_round_trip(void **state)
 
 	rg_wire_free(&w);
 	free(r.big);
+}
+
+/* What goes with the plan: its flags each way. */
+static void test_run_flags(void **state)
+{
+	char *argv[] = { "prog", NULL };
+	struct rg_child_plan p;
+
+	(void)state;
+	small_plan(&p, argv);
+	for (int i = 0; i < 4; i++) {
+		struct rg_error err = { 0 };
+		struct rg_wire_plan w;
+		int fd = encode_run(&p, i & 1, i & 2);
+
+		assert_int_equal(rg_wire_decode(fd, &w, &err), 0);
+		close(fd);
+		assert_int_equal(w.peak_unused, (bool)(i & 1));
+		assert_int_equal(w.notify, (bool)(i & 2));
+		expect_config(&w.cfg);
+		rg_wire_free(&w);
+	}
 }
 
 /* root and workdir each absent, empty or set; no environment at all. */
@@ -524,6 +651,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_run_flags),
 		cmocka_unit_test(test_optional_strings),
 		cmocka_unit_test(test_sealed),
 		cmocka_unit_test(test_other_version),

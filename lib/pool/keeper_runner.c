@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "keeper_runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "keeper_proto.h"
+#include "pool.h"
+#include "run.h"
+#include "slot.h"
+#include "syscall_filter.h"
+#include "util.h"
+#include "waits.h"
+
+/* how long the run's processes may take to die once SIGKILLed */
+#define KILL_TIMEOUT_MS 5000
+
+struct runner_slot {
+	struct rg_slot slot;       /* the run's: the slot's cgroup */
+	struct rg_slot child_slot; /* the child's: nothing to join, it is in */
+	bool child_reaped;
+	uint64_t held;       /* charged before us: the keeper's */
+	int64_t cpu_at_hold; /* our CPU as the timed window opened, ns */
+	uint64_t memory_limit; /* the run's own */
+};
+
+/* The reply is large (its log): not on the stack of a forked process. */
+static struct rg_keeper_result reply;
+
+static struct runner_slot *to_runner(struct rg_slot *slot)
+{
+	return rg_container_of(slot, struct runner_slot, slot);
+}
+
+static int64_t own_cpu_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int runner_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
+			struct rg_child *child, struct rg_error *err)
+{
+	struct rg_child_plan p = *plan;
+
+	/* born in the slot's cgroup and namespaces: it joins none */
+	p.slot = &to_runner(slot)->child_slot;
+	return rg_spawn(&p, child, err);
+}
+
+static int runner_hold(struct rg_slot *slot, pid_t child, struct rg_error *err)
+{
+	(void)child;
+	(void)err;
+	to_runner(slot)->cpu_at_hold = own_cpu_ns();
+	return 0;
+}
+
+static int runner_reap(struct rg_slot *slot, struct rg_child *child,
+		       int *status, struct rusage *ru, struct rg_error *err)
+{
+	pid_t pid;
+
+	child->run_delay_end = rg_task_run_delay(child->stat_fd);
+	do {
+		pid = wait4(child->pid, status, 0, ru);
+	} while (pid < 0 && errno == EINTR);
+	if (pid < 0)
+		return rg_fail(err, errno, "waiting for the command");
+	to_runner(slot)->child_reaped = true;
+	return 0;
+}
+
+/*
+ * We are PID 1 of the run's PID namespace: kill(-1) reaches every process
+ * of the run and nothing else, and each one, orphaned, ends up ours to
+ * reap. With no child of ours left the namespace holds nobody but us.
+ * The command itself is the supervisor's to reap (its rusage).
+ */
+static int runner_kill(struct rg_slot *slot, struct rg_error *err)
+{
+	const struct timespec pause = { .tv_nsec = 1000000 };
+
+	kill(-1, SIGKILL);
+	if (!to_runner(slot)->child_reaped)
+		return 0;
+	for (int waited_ms = 0;;) {
+		pid_t pid = waitpid(-1, NULL, __WALL | WNOHANG);
+
+		if (pid > 0 || (pid < 0 && errno == EINTR))
+			continue;
+		if (pid < 0)
+			return 0; /* ECHILD */
+		if (waited_ms++ >= KILL_TIMEOUT_MS)
+			return rg_fail(err, ETIMEDOUT, "processes of the run "
+				       "survive SIGKILL");
+		kill(-1, SIGKILL); /* one forked meanwhile */
+		nanosleep(&pause, NULL);
+	}
+}
+
+/*
+ * Our CPU time in the window counts in the slot's cgroup: not the run's.
+ * So does what was charged before we were forked (the keeper's pages):
+ * taken off the peak, as the slot's limit has it on top of the run's
+ * (lease.c). Without swap those pages stay charged through the run, so
+ * the rest is the run's. The counters move in whole charge batches: a run
+ * whose pages came from a batch the slot held shows no rise, and is given
+ * the one batch a fresh cgroup would charge it, as per-run. docs/pool.md.
+ */
+static void runner_correct_stats(struct rg_slot *slot,
+				 struct rg_cgroup_stats *st)
+{
+	struct runner_slot *rs = to_runner(slot);
+	uint64_t batch = rg_charge_batches(1), held = rs->held, now;
+	int64_t own = own_cpu_ns() - rs->cpu_at_hold;
+	struct rg_error ignored;
+
+	if (st->cpu_ns >= 0)
+		st->cpu_ns = st->cpu_ns > own ? st->cpu_ns - own : 0;
+	if (!st->memory_peak_valid || !held)
+		return;
+	/*
+	 * With the run gone, what the slot holds is at most what it held
+	 * before; less when a charge of an earlier run was freed during this
+	 * one (after an OOM kill): only what stayed is taken off, so the peak
+	 * never reads below the program's.
+	 */
+	if (rg_cgroup_memory_usage(slot->cgroup, &now, &ignored) == 0 &&
+	    now < held)
+		held = now;
+	st->memory_peak = st->memory_peak > held + batch ?
+				  st->memory_peak - held : batch;
+	/*
+	 * A run at its limit, or OOM-killed in its slot, reports its own
+	 * limit, as per-run: what was held may have grown since the slot's
+	 * limit was written, and taking it off would put it below.
+	 */
+	if (rs->memory_limit != RG_UNLIMITED &&
+	    (st->memory_peak > rs->memory_limit || st->oom_killed))
+		st->memory_peak = rs->memory_limit;
+}
+
+/* The slot is reset by the keeper once we are gone. */
+static int runner_release(struct rg_slot *slot, struct rg_error *err)
+{
+	(void)slot;
+	(void)err;
+	return 0;
+}
+
+static const struct rg_slot_ops runner_slot_ops = {
+	.spawn = runner_spawn,
+	.hold = runner_hold,
+	.reap = runner_reap,
+	.kill_run = runner_kill,
+	.correct_stats = runner_correct_stats,
+	.release = runner_release,
+};
+
+static const struct rg_slot_ops child_slot_ops = { 0 };
+
+static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
+			     const struct rg_wire_plan *w, uint64_t held)
+{
+	memset(rs, 0, sizeof(*rs));
+	rg_slot_init(&rs->slot, &runner_slot_ops);
+	rs->slot.cgroup = cg;
+	rs->slot.namespaces_outlive_run = true;
+	rg_slot_init(&rs->child_slot, &child_slot_ops);
+	rs->child_slot.namespaces_outlive_run = true;
+	rs->memory_limit = w->cfg.memory_limit;
+	rs->held = held;
+	/* a peak that cannot be reset (v2 5.19-6.11): lease.c open_cgroup */
+	if (!w->cfg.pool_v2_exact_peak)
+		rg_cgroup_sample_unresettable_peak(cg);
+	else if (w->peak_unused)
+		rg_cgroup_assume_peak_unused(cg);
+}
+
+/* The runner's messages go back with the result (keeper_proto.h). */
+static void collect_log(void *data, enum rg_log_level level,
+			const char *message)
+{
+	struct rg_keeper_result *r = data;
+	size_t n = strlen(message) + 1;
+
+	if (r->log_len + 1 + n > sizeof(r->log))
+		return;
+	r->log[r->log_len] = (char)level;
+	memcpy(r->log + r->log_len + 1, message, n);
+	r->log_len += (uint32_t)(1 + n);
+}
+
+/* The run's configuration: the client's plain data, our fds and sink. */
+static void runner_config(const struct rg_runner_args *a,
+			  struct rg_config *cfg)
+{
+	const struct rg_wire_plan *w = a->wire;
+
+	*cfg = w->cfg;
+	cfg->file = (char *)w->plan.file;
+	cfg->argv = w->argv;
+	cfg->output[0].fd = a->fds[RG_KEEPER_FD_STDOUT];
+	cfg->output[1].fd = a->fds[RG_KEEPER_FD_STDERR];
+	cfg->input.fd = w->stdin_closed ? -1 : a->fds[RG_KEEPER_FD_STDIN];
+	cfg->handle_signals = false; /* the client passes its on */
+	cfg->reap_all_children = true; /* we are the run's init */
+	cfg->pool_size = 0;
+	cfg->log.fn = collect_log;
+	cfg->log.data = &reply;
+}
+
+static void send_reply(int conn, enum rg_outcome outcome,
+		       const struct rg_error *err)
+{
+	reply.version = RG_KEEPER_PROTO_VERSION;
+	reply.result_size = sizeof(reply.result);
+	reply.from_runner = 1;
+	if (outcome == RG_OUTCOME_ERROR ||
+	    outcome == RG_OUTCOME_CLEANUP_FAILED) {
+		reply.errnum = err->errnum ? err->errnum : EIO;
+		snprintf(reply.message, sizeof(reply.message), "%s",
+			 err->message);
+	}
+	rg_keeper_send(conn, &reply,
+		       offsetof(struct rg_keeper_result, log) + reply.log_len,
+		       NULL, 0);
+}
+
+_Noreturn void rg_runner_main(const struct rg_runner_args *a)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	struct rg_wire_plan *w = a->wire;
+	struct rg_error err = { 0 };
+	enum rg_outcome outcome = RG_OUTCOME_ERROR;
+	struct runner_slot rs;
+	struct rg_config cfg;
+	struct rg_planned_run run;
+	int signal_fd;
+
+	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
+	/* the keeper ignores SIGCHLD: our children are ours to reap */
+	sigaction(SIGCHLD, &dfl, NULL);
+	close(0); /* the slot's listening socket */
+	runner_config(a, &cfg);
+	runner_slot_init(&rs, a->slot->cgroup, w, a->held);
+	w->plan.stdin_fd = cfg.input.fd;
+	w->caller.cwd_fd = a->fds[RG_KEEPER_FD_CWD];
+	w->plan.caller = &w->caller;
+	w->plan.parent_pid = getpid();
+	/* O_NONBLOCK on the description we share with the keeper: it clears
+	 * it again when we are gone (keeper_server.c) */
+	signal_fd = fcntl(a->conn, F_DUPFD_CLOEXEC, 3);
+	if (signal_fd < 0 || fcntl(signal_fd, F_SETFL, O_NONBLOCK) < 0)
+		rg_fail(&err, errno, "runner: the client's connection");
+	else if (!w->syscall_filter ||
+		 rg_seccomp_program(&w->plan.seccomp, true, &err) == 0) {
+		run = (struct rg_planned_run){
+			.cfg = &cfg,
+			.plan = &w->plan,
+			.slot = &rs.slot,
+			.signal_fd = signal_fd,
+			.notify_pidfd = w->notify ?
+						a->fds[RG_KEEPER_FD_NOTIFY] :
+						-1,
+		};
+		outcome = rg_run_planned(&run, &reply.result, &err);
+	}
+	if (outcome == RG_OUTCOME_ERROR && !reply.result.struct_size) {
+		reply.result.struct_size = sizeof(reply.result);
+		reply.result.outcome = RG_OUTCOME_ERROR;
+		reply.result.cpu_time = -1.0;
+	}
+	/* DOMjudge unmounts the judging once the client returns: we hold
+	 * none of its files or directories by then */
+	for (int i = 0; i < RG_KEEPER_RUN_FDS; i++)
+		if (i != RG_KEEPER_FD_PLAN)
+			close(a->fds[i]);
+	send_reply(a->conn, outcome, &err);
+	if (write(a->replied_fd, "", 1) < 0) {
+		/* the keeper tells the client we died: nothing to add */
+	}
+	/* our PID namespace, empty already, goes with us */
+	_exit(0);
+}
