@@ -707,7 +707,7 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.slot = p->slot;
 	if (rg_supervisor_init(&r.sup, p->cfg, p->signal_fd, err) == 0) {
 		r.sup_ready = true;
-		r.sup.notify_pidfd = p->notify_pidfd;
+		r.sup.notify_sock = p->notify_sock;
 		outcome = run_child(&r, dest, err);
 	}
 	result->outcome = run_outcome(&r, outcome, err);

@@ -19,8 +19,8 @@ struct rg_planned_run {
 	const struct rg_config *cfg;
 	const struct rg_child_plan *plan; /* its envp is not freed */
 	struct rg_slot *slot;             /* the runner's own */
-	int signal_fd;    /* signals the client passes on (supervise.h) */
-	int notify_pidfd; /* SIGUSR1 at the hard wall limit, or -1 */
+	int signal_fd;   /* signals the client passes on (supervise.h) */
+	int notify_sock; /* supervise.h; -1 */
 };
 
 /* Fills result as rg_run() does; the slot's release is the caller's. */

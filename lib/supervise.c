@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -48,7 +49,7 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	memset(sup, 0, sizeof(*sup));
 	sup->cfg = cfg;
 	sup->signal_fd = signal_fd;
-	sup->notify_pidfd = -1;
+	sup->notify_sock = -1;
 	sup->sample_timer_fd = -1;
 	sup->self_stat_fd = rg_task_stat_open_self();
 	sup->self_delay_ns = -1;
@@ -196,11 +197,13 @@ static int on_wall_timeout(struct rg_supervisor *sup, struct rg_error *err)
 	if (read(sup->wall_timer_fd, &expirations, sizeof(expirations)) < 0)
 		return 0; /* spurious */
 	sup->wall_hard_hit = true;
-	if (sup->notify_pidfd >= 0) {
-		rg_log(sup->cfg, RG_LOG_DEBUG, "sending SIGUSR1 to the "
-		       "notified process");
-		syscall(SYS_pidfd_send_signal, sup->notify_pidfd, SIGUSR1,
-			NULL, 0);
+	if (notify > 0 && sup->notify_sock >= 0) {
+		uint32_t word = RG_SUPERVISOR_NOTIFY;
+
+		rg_log(sup->cfg, RG_LOG_DEBUG, "SIGUSR1 to pid %d by the client",
+		       (int)notify);
+		send(sup->notify_sock, &word, sizeof(word),
+		     MSG_NOSIGNAL | MSG_DONTWAIT);
 	} else if (notify > 0) {
 		rg_log(sup->cfg, RG_LOG_DEBUG, "sending SIGUSR1 to pid %d",
 		       (int)notify);

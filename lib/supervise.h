@@ -19,6 +19,9 @@
 
 struct rg_slot;
 
+/* What goes to notify_sock, a uint32 ("NTFY"). */
+#define RG_SUPERVISOR_NOTIFY 0x5946544eu
+
 struct rg_supervisor {
 	const struct rg_config *cfg;
 	struct rg_child *child;
@@ -34,8 +37,12 @@ struct rg_supervisor {
 	 * cancel, and EOF when the client is gone.
 	 */
 	int signal_fd;
-	/* the caller's: cfg->timeout_notify_pid as a pidfd, or -1 */
-	int notify_pidfd;
+	/*
+	 * -1, or where a resident slot's runner tells its client to notify
+	 * cfg->timeout_notify_pid, which its PID namespace cannot reach
+	 * (RG_SUPERVISOR_NOTIFY)
+	 */
+	int notify_sock;
 
 	struct timespec start, end;
 	/*

@@ -30,6 +30,7 @@
 #include "keeper_wire.h"
 #include "ns.h"
 #include "slot.h"
+#include "supervise.h"
 #include "syscall_filter.h"
 #include "trusted_path.h"
 #include "util.h"
@@ -495,27 +496,20 @@ static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
 	return 0;
 }
 
-/* RUN's fds; a closed stdin and a missing notify travel as flags. */
+/* RUN's fds; a closed stdin travels as a flag. */
 static int run_fds(const struct rg_keeper_run_request *req, int memfd,
-		   int fds[RG_KEEPER_RUN_FDS], bool *notify,
-		   struct rg_error *err)
+		   int fds[RG_KEEPER_RUN_FDS], struct rg_error *err)
 {
-	pid_t notify_pid = req->cfg->timeout_notify_pid;
-	int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), pidfd = -1;
+	int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
 	if (cwd_fd < 0)
 		return rg_fail(err, errno, "opening the current directory");
-	/* across PID namespaces: the runner's is not ours */
-	if (notify_pid > 0)
-		pidfd = (int)syscall(SYS_pidfd_open, notify_pid, 0);
-	*notify = pidfd >= 0;
 	fds[RG_KEEPER_FD_PLAN] = memfd;
 	fds[RG_KEEPER_FD_STDIN] =
 		req->plan->stdin_fd >= 0 ? req->plan->stdin_fd : cwd_fd;
 	fds[RG_KEEPER_FD_STDOUT] = req->dest[0];
 	fds[RG_KEEPER_FD_STDERR] = req->dest[1];
 	fds[RG_KEEPER_FD_CWD] = cwd_fd;
-	fds[RG_KEEPER_FD_NOTIFY] = pidfd >= 0 ? pidfd : cwd_fd;
 	return 0;
 }
 
@@ -528,23 +522,18 @@ static int send_run(int conn, const struct rg_keeper_run_request *req,
 				   .peak_unused = req->peak_unused };
 	int fds[RG_KEEPER_RUN_FDS], memfd, rc = 0;
 
-	/* the notify pidfd is known once the fds are: encode after */
-	if (run_fds(req, -1, fds, &run.notify, err) < 0)
+	if (rg_wire_encode(req->plan, &run, &memfd, err) < 0)
 		return -1;
-	if (rg_wire_encode(req->plan, &run, &memfd, err) < 0) {
-		rc = -1;
-		goto out;
+	if (run_fds(req, memfd, fds, err) < 0) {
+		close(memfd);
+		return -1;
 	}
-	fds[RG_KEEPER_FD_PLAN] = memfd;
 	if (rg_keeper_send(conn, &r, sizeof(r), fds, RG_KEEPER_RUN_FDS) !=
 	    (ssize_t)sizeof(r))
 		rc = rg_fail(err, errno ? errno : EPIPE,
 			     "the slot's keeper is gone");
 	close(memfd);
-out:
 	close(fds[RG_KEEPER_FD_CWD]);
-	if (run.notify)
-		close(fds[RG_KEEPER_FD_NOTIFY]);
 	return rc;
 }
 
@@ -576,9 +565,20 @@ static ssize_t await_result(int conn, const struct rg_keeper_run_request *req,
 				continue;
 			return -1;
 		}
-		if (p[0].revents)
-			return rg_keeper_recv(conn, r, sizeof(*r), NULL, 0,
-					      &nfds);
+		if (p[0].revents) {
+			ssize_t n = rg_keeper_recv(conn, r, sizeof(*r), NULL, 0,
+						   &nfds);
+			uint32_t word;
+
+			if (n != (ssize_t)sizeof(word))
+				return n;
+			/* the runner's hard wall limit (supervise.h) */
+			memcpy(&word, r, sizeof(word));
+			if (word == RG_SUPERVISOR_NOTIFY &&
+			    req->cfg->timeout_notify_pid > 0)
+				kill(req->cfg->timeout_notify_pid, SIGUSR1);
+			continue;
+		}
 		if (p[1].revents & POLLIN)
 			pass_on(conn, req->signal_fd);
 		if (p[2].revents) {

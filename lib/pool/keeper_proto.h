@@ -22,7 +22,7 @@
 
 /* Its comm and argv[0], as ps shows it; also how a pid is known as ours. */
 #define RG_KEEPER_NAME "runguard-keeper"
-/* A run's runner (keeper_server.c), as ps shows it. */
+/* A run's runner (keeper_runner.h), as ps shows it. */
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
@@ -43,7 +43,6 @@ enum {
 	RG_KEEPER_FD_STDOUT, /* where the command's output goes */
 	RG_KEEPER_FD_STDERR,
 	RG_KEEPER_FD_CWD,
-	RG_KEEPER_FD_NOTIFY, /* pidfd for timeout_notify_pid; placeholder */
 	RG_KEEPER_RUN_FDS,
 };
 
@@ -65,6 +64,13 @@ struct rg_keeper_reply {
  * the runner as struct signalfd_siginfo, ssi_signo 0 for a cancelled run;
  * the runner reads them as from a signalfd (supervise.h). Closing the
  * connection ends the run at once.
+ */
+
+/*
+ * The runner's one message before the result: RG_SUPERVISOR_NOTIFY
+ * (supervise.h) as a uint32, the hard wall limit hit, for the client to
+ * send SIGUSR1 to cfg->timeout_notify_pid, which a PID namespace of the
+ * run's own cannot reach.
  */
 
 /* What the runner logged, replayed by the client: level, text, NUL. */

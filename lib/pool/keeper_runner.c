@@ -272,9 +272,7 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 			.plan = &w->plan,
 			.slot = &rs.slot,
 			.signal_fd = signal_fd,
-			.notify_pidfd = w->notify ?
-						a->fds[RG_KEEPER_FD_NOTIFY] :
-						-1,
+			.notify_sock = signal_fd,
 		};
 		outcome = rg_run_planned(&run, &reply.result, &err);
 	}

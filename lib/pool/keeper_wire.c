@@ -22,10 +22,8 @@
 #define SYSCALL_FILTER 0x4u
 #define STDIN_CLOSED 0x8u
 #define PEAK_UNUSED 0x10u
-#define NOTIFY 0x20u
 #define ALL_FLAGS                                                         \
-	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | PEAK_UNUSED | \
-	 NOTIFY)
+	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | PEAK_UNUSED)
 
 /*
  * The header, then strings_len bytes of NUL-terminated strings: file,
@@ -125,8 +123,7 @@ static void fill_header(const struct rg_child_plan *plan,
 		   (plan->workdir ? HAS_WORKDIR : 0) |
 		   (plan->seccomp ? SYSCALL_FILTER : 0) |
 		   (plan->stdin_fd < 0 ? STDIN_CLOSED : 0) |
-		   (run->peak_unused ? PEAK_UNUSED : 0) |
-		   (run->notify ? NOTIFY : 0);
+		   (run->peak_unused ? PEAK_UNUSED : 0);
 	rg_config_plain(run->cfg, &h->config);
 	h->argc = (uint32_t)count_strings(plan->argv);
 	h->envc = (uint32_t)count_strings(plan->envp);
@@ -267,7 +264,6 @@ static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 	w->syscall_filter = h->flags & SYSCALL_FILTER;
 	w->stdin_closed = h->flags & STDIN_CLOSED;
 	w->peak_unused = h->flags & PEAK_UNUSED;
-	w->notify = h->flags & NOTIFY;
 	/* plain already; cleared again: no pointer of the client's is used */
 	rg_config_plain(&h->config, &w->cfg);
 	w->caller.cwd_fd = -1;

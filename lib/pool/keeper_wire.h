@@ -30,7 +30,6 @@ struct rg_wire_run {
 	const struct rg_config *cfg; /* its plain data travels */
 	/* the slot's memory.peak holds nothing but the keeper's charges */
 	bool peak_unused;
-	bool notify; /* a pidfd for cfg->timeout_notify_pid goes along */
 };
 
 /* The run as the keeper rebuilds it; every pointer points into blob. */
@@ -41,7 +40,6 @@ struct rg_wire_plan {
 	bool syscall_filter;
 	bool stdin_closed; /* FD_STDIN is a placeholder: start with 0 closed */
 	bool peak_unused;
-	bool notify;
 	char *blob;
 	char **argv;
 	char **envp;

@@ -2816,7 +2816,7 @@ class ResidentSlotTest(PoolTestCase):
                            meta='meta-%d' % i)
             self.assertPoolMeta(r)
             seen.append(r.stdout.split())
-        # 1 is the run's runner, PID 1 of its namespace (keeper_server.c)
+        # 1 is the run's runner, PID 1 of its namespace (keeper_runner.h)
         self.assertEqual(seen, [['2', '3']] * 4,
                          'pids in the slot\'s PID namespace, per run')
 
@@ -2952,6 +2952,47 @@ class ResidentSlotTest(PoolTestCase):
         self.assertGreaterEqual(written - limit, 256 * 1024,
                                 'the keeper\'s share of %s' % name)
         self.assertLess(written - limit, 32 * MIB, name)
+
+    def test_call_opens_no_cgroup_file(self):
+        """With the slot's settings in force, a call is one request to
+        the keeper, which holds the slot's cgroup open: the runguard
+        process opens no file of a cgroup (it opened about 35 before)."""
+        strace = shutil.which('strace')
+        if not strace:
+            self.skipTest('no strace here: the files a call opens are '
+                          'not seen')
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-warm'))
+        trace = self.path('trace')
+        meta = self.path('meta-traced')
+        argv = ([strace, '-o', trace, '-e', 'trace=open,openat,openat2',
+                 rgtest.RUNGUARD] + self.pool_opts() + self.user_opts() +
+                ['-M', meta, '-t', '20', self.probe, 'ns'])
+        proc = subprocess.run(argv, cwd=self.tdir, env=self.env(),
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        with open(meta) as f:
+            self.assertIn('pool-slot: ', f.read())
+        with open(trace) as f:
+            opened = [ln for ln in f if '/sys/fs/cgroup' in ln]
+        self.assertEqual(opened, [], 'cgroup files opened by the call')
+
+    def test_timeout_notify_reaches_the_caller(self):
+        """-U PID: SIGUSR1 to that pid at the hard wall limit. The runner
+        that sees the limit lives in a PID namespace of its own: the pid
+        goes to it as a pidfd, so the signal reaches our pid."""
+        got = []
+        old = signal.signal(signal.SIGUSR1,
+                            lambda signum, frame: got.append(signum))
+        self.addCleanup(signal.signal, signal.SIGUSR1, old)
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-warm'))
+        r = self.prg('-U', str(os.getpid()), '-t', '0.2:0.3', '/bin/sleep',
+                     '5', meta='meta-notify')
+        self.assertPoolMeta(r, exitcode=None, time_result='hard-timelimit',
+                            signal=True)
+        self.assertEqual(got, [signal.SIGUSR1], r.describe())
 
     def test_keeper_killed_mid_run_keeps_the_runs_result(self):
         """A keeper killed during a run (an admin's kill, or any death):
