@@ -28,6 +28,7 @@
 #include "run.h"
 #include "syscall_filter.h"
 #include "slot.h"
+#include "util.h"
 #include "spawn.h"
 #include "supervise.h"
 #include "waits.h"
@@ -48,6 +49,9 @@ struct run {
 	bool spawned, reaped;
 	struct rg_supervisor sup;
 	bool sup_ready;
+	/* until the supervisor takes them over (init_supervisor) */
+	int signal_fd;
+	int notify_sock;
 	struct rg_stream streams[2];
 	int output_fd[2]; /* files we opened, or -1 */
 	int input_fd;     /* the input file we opened, or -1 */
@@ -193,7 +197,7 @@ static int take_slot(struct run *r, struct rg_error *err)
 {
 	if (r->cfg->pool_size == 0)
 		return rg_slot_open_transient(r->cfg, &r->slot, err);
-	if (rg_slot_acquire_pooled(r->cfg, r->pool, r->sup.signal_fd, &r->slot,
+	if (rg_slot_acquire_pooled(r->cfg, r->pool, r->signal_fd, &r->slot,
 				   err) < 0)
 		return -1;
 	r->result->pooled = true;
@@ -522,6 +526,8 @@ static int finish(struct run *r, struct rg_error *err)
 		rg_child_close(&r->child);
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);
+	else
+		rg_close_fd(&r->signal_fd);
 	rg_host_waits_close(&r->host);
 	if (r->owns_env)
 		rg_env_free(r->plan.envp);
@@ -533,12 +539,32 @@ static int finish(struct run *r, struct rg_error *err)
 	return release_rc;
 }
 
+/*
+ * The event loop and the host's pressure files: only for a run supervised
+ * here (a resident slot's is its runner's). The signal fd goes to the
+ * supervisor, which closes it.
+ */
+static int init_supervisor(struct run *r, struct rg_error *err)
+{
+	int signal_fd = r->signal_fd;
+
+	r->signal_fd = -1;
+	rg_host_waits_open(&r->host);
+	if (rg_supervisor_init(&r->sup, r->cfg, signal_fd, err) < 0)
+		return -1;
+	r->sup_ready = true;
+	r->sup.notify_sock = r->notify_sock;
+	return 0;
+}
+
 /* From the spawn on: the child started, supervised and collected. */
 static enum rg_outcome run_child(struct run *r, const int dest[2],
 				 struct rg_error *err)
 {
 	bool setup_failed = false;
 
+	if (init_supervisor(r, err) < 0)
+		return RG_OUTCOME_ERROR;
 	if (start_child(r, dest, &setup_failed, err) < 0)
 		return setup_failed ? collect_setup_failure(r) :
 				      RG_OUTCOME_ERROR;
@@ -562,7 +588,7 @@ static enum rg_outcome run_by_slot(struct run *r, const int dest[2],
 	struct rg_result *res = r->result;
 	unsigned int slot = res->pool_slot;
 
-	if (rg_slot_run(r->slot, r->cfg, &r->plan, dest, r->sup.signal_fd,
+	if (rg_slot_run(r->slot, r->cfg, &r->plan, dest, r->signal_fd,
 			res, err) < 0) {
 		res->outcome = RG_OUTCOME_ERROR;
 		return RG_OUTCOME_ERROR;
@@ -598,7 +624,8 @@ static void init_common(struct run *r, const struct rg_config *cfg,
 			struct rg_result *result)
 {
 	memset(r, 0, sizeof(*r));
-	rg_host_waits_open(&r->host);
+	rg_host_waits_init(&r->host);
+	r->signal_fd = r->notify_sock = -1;
 	r->cfg = cfg;
 	r->result = result;
 	r->output_fd[0] = r->output_fd[1] = -1;
@@ -614,8 +641,6 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 		    struct rg_pool *pool, struct rg_result *result,
 		    struct rg_error *err)
 {
-	int signal_fd;
-
 	init_common(r, cfg, result);
 	r->pool = pool;
 	note_input(r);
@@ -623,12 +648,7 @@ static int init_run(struct run *r, const struct rg_config *cfg,
 		return rg_fail(err, EINVAL, "no command specified");
 	if (prepare_plan(r, err) < 0)
 		return -1;
-	if (block_signals(r, &signal_fd, err) < 0)
-		return -1;
-	if (rg_supervisor_init(&r->sup, cfg, signal_fd, err) < 0)
-		return -1;
-	r->sup_ready = true;
-	return 0;
+	return block_signals(r, &r->signal_fd, err);
 }
 
 /*
@@ -705,11 +725,9 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	init_common(&r, p->cfg, result);
 	r.plan = *p->plan;
 	r.slot = p->slot;
-	if (rg_supervisor_init(&r.sup, p->cfg, p->signal_fd, err) == 0) {
-		r.sup_ready = true;
-		r.sup.notify_sock = p->notify_sock;
-		outcome = run_child(&r, dest, err);
-	}
+	r.signal_fd = p->signal_fd;
+	r.notify_sock = p->notify_sock;
+	outcome = run_child(&r, dest, err);
 	result->outcome = run_outcome(&r, outcome, err);
 	return result->outcome;
 }

@@ -22,6 +22,11 @@ _Static_assert((int)RG_PSI_CPU == (int)RG_WAIT_CPU &&
 /* The waits explain the gap when they cover at least this share of it. */
 #define EXPLAINS_SHARE 0.50
 
+void rg_host_waits_init(struct rg_host_waits *h)
+{
+	rg_psi_init(&h->psi);
+}
+
 void rg_host_waits_open(struct rg_host_waits *h)
 {
 	_cleanup_close_ int dir = open("/proc/pressure",

@@ -22,6 +22,9 @@ struct rg_host_waits {
 	struct timespec start;
 };
 
+/* Nothing open yet: rg_host_waits_close() is harmless. */
+void rg_host_waits_init(struct rg_host_waits *h);
+
 void rg_host_waits_open(struct rg_host_waits *h);
 /* With the run's own baselines, as the timed window opens. */
 void rg_host_waits_start(struct rg_host_waits *h);

@@ -174,8 +174,12 @@ static void do_run(struct keeper *k, int *fds, size_t nfds)
 		return;
 	}
 	a.wire = &w;
-	if (rg_cgroup_memory_usage(k->slot.cgroup, &a.held, &err) < 0)
-		a.held = 0;
+	if (rg_keeper_slot_ready(&k->slot, &a.held, &err) < 0) {
+		rg_wire_free(&w);
+		drop_run_fds(fds);
+		run_failure(k, err.errnum, err.message);
+		return;
+	}
 	pid = clone_runner(&pidfd);
 	if (pid == 0)
 		rg_runner_main(&a);

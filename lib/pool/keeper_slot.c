@@ -45,6 +45,16 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 	return 0;
 }
 
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
+			 struct rg_error *err)
+{
+	if (rg_cgroup_keep_private(ks->cgroup, err) < 0)
+		return -1;
+	if (rg_cgroup_memory_usage(ks->cgroup, held, err) < 0)
+		*held = 0;
+	return 0;
+}
+
 int rg_keeper_slot_reset(struct rg_keeper_slot *ks, struct rg_error *err)
 {
 	struct rg_ns_scrub report;
@@ -56,8 +66,7 @@ int rg_keeper_slot_reset(struct rg_keeper_slot *ks, struct rg_error *err)
 	if (report.ipc_used || report.unix_sockets_left)
 		return rg_fail(err, EAGAIN, "%s needs new namespaces",
 			       ks->name);
-	if (rg_cgroup_keep_private(ks->cgroup, err) < 0 ||
-	    rg_cgroup_reset(ks->cgroup, err) < 0 ||
+	if (rg_cgroup_reset(ks->cgroup, err) < 0 ||
 	    rg_cgroup_user_memory(ks->cgroup, &pages, err) < 0 ||
 	    rg_cgroup_memory_usage(ks->cgroup, &bytes, err) < 0)
 		return -1;

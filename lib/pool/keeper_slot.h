@@ -30,6 +30,14 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 			const char *name, struct rg_error *err);
 
 /*
+ * Before a run: the cgroup root's alone again if it was chmod'ed since
+ * (rg_cgroup_keep_private: no run reads another's counters), and what is
+ * charged to it now, the keeper's own (*held).
+ */
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
+			 struct rg_error *err);
+
+/*
  * After a run (its runner and with it every process of the run gone): the
  * namespaces scrubbed, the cgroup's counters reset. -1 when the slot needs
  * more than a keeper can do in it (new namespaces for SysV ids the run
