@@ -43,6 +43,8 @@ struct run {
 	struct rg_result *result;
 	struct rg_child_plan plan;
 	bool owns_env; /* plan.envp is ours to free */
+	/* we are in the slot's cgroup (a resident slot's runner) */
+	bool supervisor_in_slot;
 	struct rg_slot *slot;
 	struct rg_watchdog watchdog;
 	struct rg_child child;
@@ -327,16 +329,21 @@ static void decide_soft_limits(struct run *r)
 /*
  * The child's own wait for a CPU, where it is larger than its cgroup's
  * (PSI weighs the CPUs a run moved between, psi.h): exact for a program
- * of one thread, and most are. Plus the supervisor's: waiting to run, it
- * saw the run's end late, and the wall time holds that delay.
+ * of one thread, and most are. Plus the supervisor's as it woke for the
+ * run's end: it saw the end late, and the wall time holds that delay. A
+ * supervisor in the run's cgroup (a resident slot's runner, on the run's
+ * CPUs) has its own waits in the cgroup's pressure: not the run's.
  */
 static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
 {
 	int64_t base = r->child.run_delay_base, end = r->child.run_delay_end;
 	int64_t *cpu = &st->wait_ns[RG_PSI_CPU];
+	int64_t ours = r->sup.self_window_delay_ns;
 
 	if (base < 0 || end < base)
 		return;
+	if (r->supervisor_in_slot && *cpu > 0 && ours > 0)
+		*cpu = *cpu > ours ? *cpu - ours : 0;
 	if (end - base > *cpu)
 		*cpu = end - base;
 	if (r->sup.self_delay_ns > 0)
@@ -727,6 +734,7 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.slot = p->slot;
 	r.signal_fd = p->signal_fd;
 	r.notify_sock = p->notify_sock;
+	r.supervisor_in_slot = true;
 	outcome = run_child(&r, dest, err);
 	result->outcome = run_outcome(&r, outcome, err);
 	return result->outcome;

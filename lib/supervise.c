@@ -52,7 +52,7 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	sup->notify_sock = -1;
 	sup->sample_timer_fd = -1;
 	sup->self_stat_fd = rg_task_stat_open_self();
-	sup->self_delay_ns = -1;
+	sup->self_delay_ns = sup->self_window_delay_ns = -1;
 	sup->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	sup->wall_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	sup->grace_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -151,7 +151,7 @@ static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 
 int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err)
 {
-	sup->self_delay_ns = rg_task_run_delay(sup->self_stat_fd);
+	sup->self_start_delay = rg_task_run_delay(sup->self_stat_fd);
 	clock_gettime(CLOCK_MONOTONIC, &sup->start);
 	if (sup->sample_timer_fd >= 0 && arm_sampling(sup, err) < 0)
 		return -1;
@@ -313,13 +313,18 @@ static int reap_child(struct rg_supervisor *sup, struct rg_error *err)
 			    err);
 }
 
+static int64_t delay_since(int64_t then, int64_t now)
+{
+	return then < 0 || now < then ? -1 : now - then;
+}
+
+/* Our waits to run: the wake-up for the run's end, and the window's. */
 static void own_delay_end(struct rg_supervisor *sup)
 {
 	int64_t now = rg_task_run_delay(sup->self_stat_fd);
 
-	sup->self_delay_ns = sup->self_delay_ns < 0 || now < sup->self_delay_ns ?
-				     -1 :
-				     now - sup->self_delay_ns;
+	sup->self_delay_ns = delay_since(sup->self_wait_delay, now);
+	sup->self_window_delay_ns = delay_since(sup->self_start_delay, now);
 }
 
 int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
@@ -327,7 +332,11 @@ int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
 	struct epoll_event events[8];
 
 	while (!sup->exited) {
-		int n = epoll_wait(sup->epoll_fd, events, 8, -1);
+		int n;
+
+		/* what we wait from here on is the wake-up's, not the run's */
+		sup->self_wait_delay = rg_task_run_delay(sup->self_stat_fd);
+		n = epoll_wait(sup->epoll_fd, events, 8, -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -46,12 +46,16 @@ struct rg_supervisor {
 
 	struct timespec start, end;
 	/*
-	 * This thread's own wait for a CPU from start to end (ns, -1
-	 * unknown): a supervisor that waits to run sees the run's end late,
-	 * and the wall time grows by that much (docs/meta-file.md).
+	 * This thread's own waits for a CPU (ns, -1 unknown): as it woke for
+	 * the run's end (it saw the end late, and the wall time grows by that
+	 * much, docs/meta-file.md), and from start to end (in a resident
+	 * slot's runner, which shares the run's cgroup and CPUs, they are in
+	 * the cgroup's pressure too, keeper_runner.h).
 	 */
 	int self_stat_fd;
 	int64_t self_delay_ns;
+	int64_t self_window_delay_ns;
+	int64_t self_start_delay, self_wait_delay; /* at start, at epoll */
 	bool exited;
 	bool aborting;
 	bool wall_hard_hit;
