@@ -244,7 +244,9 @@ static int release_child(struct run *r, struct rg_error *err)
 	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
 		return -1;
 	rg_host_waits_start(&r->host);
-	r->child.stat_fd = rg_task_stat_open(r->child.pid);
+	r->child.stat_fd = r->supervisor_in_slot ?
+				   rg_task_stat_open_pidfd(r->child.pidfd) :
+				   rg_task_stat_open(r->child.pid);
 	r->child.run_delay_base = rg_task_run_delay(r->child.stat_fd);
 	if (rg_supervisor_start(&r->sup, err) < 0)
 		return -1;

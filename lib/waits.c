@@ -72,6 +72,29 @@ void rg_host_waits_close(struct rg_host_waits *h)
 	rg_psi_close(&h->psi);
 }
 
+/* The pid of pidfd's process in /proc's PID namespace (fdinfo); -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid:\t%d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+int rg_task_stat_open_pidfd(int pidfd)
+{
+	return rg_task_stat_open(pidfd_pid(pidfd));
+}
+
 int rg_task_stat_open(pid_t pid)
 {
 	char path[64];

@@ -39,6 +39,11 @@ void rg_host_waits_close(struct rg_host_waits *h);
  * busy on it (psi.h). Readable until the task is reaped; -1 unknown.
  */
 int rg_task_stat_open(pid_t pid);
+/*
+ * The same for pidfd's task, for a caller whose PID namespace is not its
+ * /proc's (a resident slot's runner: the child is pid 2 to it).
+ */
+int rg_task_stat_open_pidfd(int pidfd);
 /* The calling thread's own (/proc/thread-self/schedstat). */
 int rg_task_stat_open_self(void);
 int64_t rg_task_run_delay(int stat_fd);

@@ -86,20 +86,3 @@ int rg_keeper_socket_path(int dir_fd, const char *name,
 		     "/proc/self/fd/%d/%s.sock", dir_fd, name);
 	return n > 0 && (size_t)n < sizeof(sa->sun_path) ? 0 : -1;
 }
-
-pid_t rg_pidfd_pid(int pidfd)
-{
-	char path[64], line[128];
-	pid_t pid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Pid:\t%d", &pid) == 1)
-			break;
-	fclose(f);
-	return pid;
-}

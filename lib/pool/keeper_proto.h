@@ -106,7 +106,4 @@ ssize_t rg_keeper_recv(int sock, void *buf, size_t len, int *fds, size_t max,
 int rg_keeper_socket_path(int dir_fd, const char *name,
 			  struct sockaddr_un *sa);
 
-/* The pid of pidfd's process in our /proc's PID namespace; -1. */
-pid_t rg_pidfd_pid(int pidfd);
-
 #endif
