@@ -55,10 +55,16 @@ int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 		 struct rusage *ru, struct rg_error *err)
 {
-	pid_t pid;
-
 	if (slot->ops->reap)
 		return slot->ops->reap(slot, child, status, ru, err);
+	return rg_slot_reap_own(child, status, ru, err);
+}
+
+int rg_slot_reap_own(struct rg_child *child, int *status, struct rusage *ru,
+		     struct rg_error *err)
+{
+	pid_t pid;
+
 	/* the child is ours to reap: its figures are there until then */
 	child->run_delay_end = rg_task_run_delay(child->stat_fd);
 	do {

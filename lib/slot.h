@@ -118,6 +118,9 @@ int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 		 struct rusage *ru, struct rg_error *err);
 int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err);
+/* The default of rg_slot_ops.reap: wait4 for our own child. */
+int rg_slot_reap_own(struct rg_child *child, int *status, struct rusage *ru,
+		     struct rg_error *err);
 void rg_slot_correct_stats(struct rg_slot *slot,
 			   struct rg_cgroup_stats *stats);
 

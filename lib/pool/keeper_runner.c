@@ -70,14 +70,8 @@ static int runner_hold(struct rg_slot *slot, pid_t child, struct rg_error *err)
 static int runner_reap(struct rg_slot *slot, struct rg_child *child,
 		       int *status, struct rusage *ru, struct rg_error *err)
 {
-	pid_t pid;
-
-	child->run_delay_end = rg_task_run_delay(child->stat_fd);
-	do {
-		pid = wait4(child->pid, status, 0, ru);
-	} while (pid < 0 && errno == EINTR);
-	if (pid < 0)
-		return rg_fail(err, errno, "waiting for the command");
+	if (rg_slot_reap_own(child, status, ru, err) < 0)
+		return -1;
 	to_runner(slot)->child_reaped = true;
 	return 0;
 }
