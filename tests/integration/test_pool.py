@@ -2968,7 +2968,11 @@ class ResidentSlotTest(PoolTestCase):
         argv = ([strace, '-o', trace, '-e', 'trace=open,openat,openat2',
                  rgtest.RUNGUARD] + self.pool_opts() + self.user_opts() +
                 ['-M', meta, '-t', '20', self.probe, 'ns'])
-        proc = subprocess.run(argv, cwd=self.tdir, env=self.env(),
+        env = self.env()
+        # LeakSanitizer (the sanitizer build) cannot run under ptrace
+        env['ASAN_OPTIONS'] = ':'.join(
+            filter(None, (env.get('ASAN_OPTIONS'), 'detect_leaks=0')))
+        proc = subprocess.run(argv, cwd=self.tdir, env=env,
                               stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
