@@ -667,6 +667,21 @@ enum held_slot {
 
 #define HELD_WAIT_STEP_NS 10000000 /* 10 ms */
 
+/*
+ * How long a slot locked by no run (its record clean, no holder) may stay
+ * so: a resident run's runner reclaims what the run left after its reply
+ * (keeper_runner.c), 100 ms and more.
+ */
+#define RESET_WAIT_MS 5000
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
 /* lock_fd's flock, waited for until deadline_ms on CLOCK_MONOTONIC (<0: forever). */
 static int wait_for_slot(int lock_fd, int64_t deadline_ms)
 {
@@ -709,6 +724,10 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 		if (flock(locks[i], LOCK_EX | LOCK_NB) == 0)
 			continue;
 		rg_pool_read_record(dir_fd, i, &rec);
+		/* not a run: the reclaim after one, which ends by itself */
+		if (rec.state == SLOT_CLEAN && rec.holder == 0 &&
+		    wait_for_slot(locks[i], monotonic_ms() + RESET_WAIT_MS) == 0)
+			continue;
 		if (how == HELD_REFUSE)
 			return rg_fail(err, EBUSY, "slot %u is held by pid %d "
 				       "(use force to end its run, or wait)",
