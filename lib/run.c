@@ -335,20 +335,18 @@ static void decide_soft_limits(struct run *r)
  * window: waiting to run (woken by a memory sample, say, as the run
  * ended), it saw the end late, and the wall time holds that delay. A
  * supervisor in the run's cgroup (a resident slot's runner, on the run's
- * CPUs) has those waits in the cgroup's pressure, where they are not the
- * run's: there only its wake-up for the run's end counts.
+ * CPUs) has those waits in the cgroup's pressure already, mostly while the
+ * run waited too: there only its wake-up for the run's end is added.
  */
 static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
 {
 	int64_t base = r->child.run_delay_base, end = r->child.run_delay_end;
 	int64_t *cpu = &st->wait_ns[RG_PSI_CPU];
-	int64_t window = r->sup.self_window_delay_ns;
-	int64_t ours = r->supervisor_in_slot ? r->sup.self_delay_ns : window;
+	int64_t ours = r->supervisor_in_slot ? r->sup.self_delay_ns :
+					       r->sup.self_window_delay_ns;
 
 	if (base < 0 || end < base)
 		return;
-	if (r->supervisor_in_slot && *cpu > 0 && window > 0)
-		*cpu = *cpu > window ? *cpu - window : 0;
 	if (end - base > *cpu)
 		*cpu = end - base;
 	if (ours > 0)
