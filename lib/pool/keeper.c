@@ -510,7 +510,6 @@ static int run_fds(const struct rg_keeper_run_request *req, int memfd,
 	fds[RG_KEEPER_FD_STDOUT] = req->dest[0];
 	fds[RG_KEEPER_FD_STDERR] = req->dest[1];
 	fds[RG_KEEPER_FD_CWD] = cwd_fd;
-	fds[RG_KEEPER_FD_LOCK] = req->lock_fd;
 	return 0;
 }
 

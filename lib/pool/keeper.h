@@ -76,7 +76,6 @@ struct rg_keeper_run_request {
 	const struct rg_config *cfg;
 	const struct rg_child_plan *plan;
 	const int *dest;   /* [2]: the command's stdout and stderr */
-	int lock_fd;       /* the client's lock of the slot */
 	bool peak_unused;  /* rg_wire_run */
 	int signal_fd;     /* passed on to the runner; -1: none */
 };

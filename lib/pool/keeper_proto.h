@@ -26,7 +26,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 6u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 7u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -43,12 +43,6 @@ enum {
 	RG_KEEPER_FD_STDOUT, /* where the command's output goes */
 	RG_KEEPER_FD_STDERR,
 	RG_KEEPER_FD_CWD,
-	/*
-	 * The client's lock of the slot: the runner holds it on, after its
-	 * reply, while it reclaims what the run left (100 ms and more), so
-	 * that other runs take other slots meanwhile (keeper_runner.c).
-	 */
-	RG_KEEPER_FD_LOCK,
 	RG_KEEPER_RUN_FDS,
 };
 

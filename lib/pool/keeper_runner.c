@@ -243,7 +243,6 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	struct rg_config cfg;
 	struct rg_planned_run run;
 	int signal_fd;
-	bool slow;
 
 	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
 	/* the keeper ignores SIGCHLD: our children are ours to reap */
@@ -279,24 +278,12 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	/* DOMjudge unmounts the judging once the client returns: we hold
 	 * none of its files or directories by then */
 	for (int i = 0; i < RG_KEEPER_RUN_FDS; i++)
-		if (i != RG_KEEPER_FD_PLAN && i != RG_KEEPER_FD_LOCK)
+		if (i != RG_KEEPER_FD_PLAN)
 			close(a->fds[i]);
-	slow = rg_cgroup_reset_is_slow(a->slot->cgroup);
-	if (!slow)
-		close(a->fds[RG_KEEPER_FD_LOCK]);
 	send_reply(a->conn, outcome, &err);
 	if (write(a->replied_fd, "", 1) < 0) {
 		/* the keeper tells the client we died: nothing to add */
 	}
-	/*
-	 * Page cache the run left (files it wrote): its reclaim took 110-220
-	 * ms on v1 whenever a dirty page was among it. The client has its
-	 * result; the slot stays locked (its lock is ours too) until that is
-	 * done, so that other runs take other slots meanwhile, and the
-	 * keeper's reset after us finds it done.
-	 */
-	if (slow)
-		rg_cgroup_reset(a->slot->cgroup, &err);
 	/* our PID namespace, empty already, goes with us */
 	_exit(0);
 }

@@ -933,7 +933,6 @@ static int resident_run(struct rg_slot *slot, const struct rg_config *cfg,
 		.cfg = cfg,
 		.plan = plan,
 		.dest = dest,
-		.lock_fd = l->lock_fd,
 		/* what the runner cannot tell in a cgroup it lives in */
 		.peak_unused = slot->cgroup && rg_cgroup_peak_clean(slot->cgroup),
 		.signal_fd = signal_fd,
