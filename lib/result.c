@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Interpreting a run result the way DOMjudge does. */
+#include <string.h>
+
 #include <runguard/runguard.h>
 
 #include "abi.h"
@@ -14,6 +16,14 @@ int rg_result_copy_in(struct rg_result *own, const struct rg_result *result)
 		return -1;
 	rg_abi_copy_in(own, sizeof(*own), result);
 	return own->outcome == RG_OUTCOME_ERROR ? -1 : 0;
+}
+
+void rg_result_init(struct rg_result *result)
+{
+	memset(result, 0, sizeof(*result));
+	result->struct_size = sizeof(*result);
+	result->outcome = RG_OUTCOME_ERROR;
+	result->cpu_time = -1.0;
 }
 
 const char *rg_time_result(const struct rg_result *result,

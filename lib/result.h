@@ -10,4 +10,7 @@
  */
 int rg_result_copy_in(struct rg_result *own, const struct rg_result *result);
 
+/* A result before anything is known: RG_OUTCOME_ERROR, cpu_time -1. */
+void rg_result_init(struct rg_result *result);
+
 #endif

@@ -24,6 +24,7 @@
 #include "env.h"
 #include "error.h"
 #include "pool.h"
+#include "result.h"
 #include "root.h"
 #include "run.h"
 #include "syscall_filter.h"
@@ -641,10 +642,7 @@ static void init_common(struct run *r, const struct rg_config *cfg,
 	r->output_fd[0] = r->output_fd[1] = -1;
 	r->input_fd = -1;
 	r->streams[0].pipe_fd = r->streams[1].pipe_fd = -1;
-	memset(result, 0, sizeof(*result));
-	result->struct_size = sizeof(*result);
-	result->outcome = RG_OUTCOME_ERROR;
-	result->cpu_time = -1.0;
+	rg_result_init(result);
 }
 
 static int init_run(struct run *r, const struct rg_config *cfg,

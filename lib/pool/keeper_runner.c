@@ -15,11 +15,11 @@
 #include "cgroup.h"
 #include "keeper_proto.h"
 #include "pool.h"
+#include "result.h"
 #include "run.h"
 #include "slot.h"
 #include "syscall_filter.h"
 #include "util.h"
-#include "waits.h"
 
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
@@ -245,6 +245,7 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	int signal_fd;
 
 	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
+	rg_result_init(&reply.result); /* if no run gets as far */
 	/* the keeper ignores SIGCHLD: our children are ours to reap */
 	sigaction(SIGCHLD, &dfl, NULL);
 	close(0); /* the slot's listening socket */
@@ -269,11 +270,6 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 			.notify_sock = signal_fd,
 		};
 		outcome = rg_run_planned(&run, &reply.result, &err);
-	}
-	if (outcome == RG_OUTCOME_ERROR && !reply.result.struct_size) {
-		reply.result.struct_size = sizeof(reply.result);
-		reply.result.outcome = RG_OUTCOME_ERROR;
-		reply.result.cpu_time = -1.0;
 	}
 	/* DOMjudge unmounts the judging once the client returns: we hold
 	 * none of its files or directories by then */

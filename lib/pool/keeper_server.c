@@ -33,13 +33,13 @@
 #include <linux/sched.h>
 #include <unistd.h>
 
-#include "cgroup.h"
 #include "error.h"
 #include "keeper_proto.h"
 #include "keeper_runner.h"
 #include "keeper_slot.h"
 #include "keeper_wire.h"
 #include "ns.h"
+#include "result.h"
 #include "syscall_filter.h"
 #include "util.h"
 
@@ -81,9 +81,7 @@ static void run_failure(struct keeper *k, int errnum, const char *message)
 	r.errnum = errnum ? errnum : EIO;
 	r.version = RG_KEEPER_PROTO_VERSION;
 	r.result_size = sizeof(r.result);
-	r.result.struct_size = sizeof(r.result);
-	r.result.outcome = RG_OUTCOME_ERROR;
-	r.result.cpu_time = -1.0;
+	rg_result_init(&r.result);
 	snprintf(r.message, sizeof(r.message), "%s", message);
 	rg_keeper_send(k->conn, &r, offsetof(struct rg_keeper_result, log),
 		       NULL, 0);
