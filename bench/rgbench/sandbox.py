@@ -56,13 +56,25 @@ def ensure_user(user, group):
     return ensure_account(user, group)[0]
 
 
+def comm_of(pid):
+    with open('/proc/%d/comm' % pid) as f:
+        return f.read().strip()
+
+
+def parent_of(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        return int(f.read().rsplit(')', 1)[1].split()[1])
+
+
 def is_keeper(pid, cgroup, runner=False):
-    """Whether pid is a keeper (or with runner, a run's runner) of the pool
-    whose cgroup name is cgroup."""
+    """Whether pid is a keeper (or with runner, a slot's runner) of the
+    pool whose cgroup name is cgroup. A runner is a fork of its keeper:
+    until it names itself, it has the keeper's name, not its parent."""
     try:
-        with open('/proc/%d/comm' % pid) as f:
-            if f.read().strip() != (RUNNER_COMM if runner else KEEPER_COMM):
-                return False
+        if comm_of(pid) != (RUNNER_COMM if runner else KEEPER_COMM):
+            return False
+        if not runner and comm_of(parent_of(pid)) == KEEPER_COMM:
+            return False
         with open('/proc/%d/cgroup' % pid) as f:
             return '/%s/' % cgroup in f.read()
     except OSError:

@@ -10,15 +10,17 @@
  * attach takes the host's cgroup locks), and the client opens no cgroup
  * file when the slot's settings are those in force.
  *
- *   runguard (client)                 keeper
+ *   runguard (client)                 the slot's runner (keeper_runner.h),
+ *                                     forked by the keeper before the
+ *                                     call, PID 1 of a new PID namespace
+ *   connect ----------------------->  it takes the connection itself
  *   HELLO  ------------------------>  its protocol version: another
  *                                     build's keeper is replaced
- *   RUN plan memfd, fds ----------->  a runner (keeper_runner.h), PID 1
- *                                     of a new PID namespace, supervises
- *   (signals passed on) ----------->  the command as rg_run() does
- *   <--------------------------------  the result, from the runner;
- *                                     the keeper then resets the slot
- *                                     before it takes the next request
+ *   RUN plan memfd, fds ----------->  supervises the command as rg_run()
+ *   (signals passed on) ----------->  does
+ *   <--------------------------------  the result; the runner exits, the
+ *                                     keeper resets the slot and forks
+ *                                     the next runner
  *   close (or runguard dies) ------>  the run, if still out, is killed
  *
  * KILL and SCRUB serve a slot whose holder died (lease.c).

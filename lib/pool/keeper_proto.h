@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What a slot's keeper and its client say to each other over the slot's
- * socket (SOCK_SEQPACKET: one message per request and per reply, fds by
- * SCM_RIGHTS). The run's plan travels in a memfd (keeper_wire.h). Both
- * sides are built from one source tree; a keeper of another build answers
- * HELLO with another version and is replaced, never misread.
+ * What a slot's runner (keeper_runner.h, the keeper's fork that takes the
+ * slot's next connection) and its client say to each other over the
+ * slot's socket (SOCK_SEQPACKET: one message per request and per reply,
+ * fds by SCM_RIGHTS). The run's plan travels in a memfd (keeper_wire.h).
+ * Both sides are built from one source tree; a keeper of another build
+ * answers HELLO with another version and is replaced, never misread.
  */
 #ifndef RG_KEEPER_PROTO_H
 #define RG_KEEPER_PROTO_H
@@ -26,7 +27,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 7u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 8u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -77,15 +78,16 @@ struct rg_keeper_reply {
 #define RG_KEEPER_LOG_MAX 4096
 
 /*
- * RUN's one reply, from the runner (also when the keeper is gone); from
- * the keeper only when no runner started (errnum set, outcome
- * RG_OUTCOME_ERROR).
+ * RUN's one reply, from the runner (also when the keeper is gone). A RUN
+ * refused before anything went out (a malformed plan) has from_runner 0,
+ * errnum set and outcome RG_OUTCOME_ERROR. The connection closes without
+ * a reply only when the runner died.
  */
 struct rg_keeper_result {
 	int32_t errnum; /* of the outcome RG_OUTCOME_ERROR/CLEANUP_FAILED */
 	uint32_t version;
 	uint32_t result_size; /* sizeof(struct rg_result) where it was made */
-	uint32_t from_runner; /* 0: the keeper's, no run went out */
+	uint32_t from_runner; /* 0: refused, no run went out */
 	uint32_t log_len;
 	char message[1024];
 	struct rg_result result;

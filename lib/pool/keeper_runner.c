@@ -3,17 +3,20 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
 #include "keeper_proto.h"
+#include "ns.h"
 #include "pool.h"
 #include "result.h"
 #include "run.h"
@@ -198,17 +201,15 @@ static void collect_log(void *data, enum rg_log_level level,
 }
 
 /* The run's configuration: the client's plain data, our fds and sink. */
-static void runner_config(const struct rg_runner_args *a,
+static void runner_config(const struct rg_wire_plan *w, const int *fds,
 			  struct rg_config *cfg)
 {
-	const struct rg_wire_plan *w = a->wire;
-
 	*cfg = w->cfg;
 	cfg->file = (char *)w->plan.file;
 	cfg->argv = w->argv;
-	cfg->output[0].fd = a->fds[RG_KEEPER_FD_STDOUT];
-	cfg->output[1].fd = a->fds[RG_KEEPER_FD_STDERR];
-	cfg->input.fd = w->stdin_closed ? -1 : a->fds[RG_KEEPER_FD_STDIN];
+	cfg->output[0].fd = fds[RG_KEEPER_FD_STDOUT];
+	cfg->output[1].fd = fds[RG_KEEPER_FD_STDERR];
+	cfg->input.fd = w->stdin_closed ? -1 : fds[RG_KEEPER_FD_STDIN];
 	cfg->handle_signals = false; /* the client passes its on */
 	cfg->reap_all_children = true; /* we are the run's init */
 	cfg->pool_size = 0;
@@ -233,53 +234,205 @@ static void send_reply(int conn, enum rg_outcome outcome,
 		       NULL, 0);
 }
 
-_Noreturn void rg_runner_main(const struct rg_runner_args *a)
+/* RUN refused before anything of the run went out (keeper_proto.h). */
+static void refuse_run(int conn, const struct rg_error *err)
 {
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct rg_wire_plan *w = a->wire;
+	reply.errnum = err->errnum ? err->errnum : EIO;
+	reply.version = RG_KEEPER_PROTO_VERSION;
+	reply.result_size = sizeof(reply.result);
+	snprintf(reply.message, sizeof(reply.message), "%s", err->message);
+	rg_keeper_send(conn, &reply, offsetof(struct rg_keeper_result, log),
+		       NULL, 0);
+}
+
+/* The keeper learns what to reset from these (keeper_server.c). */
+static void tell_keeper(const struct rg_runner_args *a, char news)
+{
+	if (write(a->news_fd, &news, 1) < 0) {
+		/* the keeper is gone: nobody resets the slot, its next
+		 * holder finds that out (lease.c) */
+	}
+}
+
+/* The run of RUN's fds, supervised here; the result goes to the client. */
+static void run(const struct rg_runner_args *a, int conn, int *fds)
+{
 	struct rg_error err = { 0 };
 	enum rg_outcome outcome = RG_OUTCOME_ERROR;
+	struct rg_planned_run planned;
+	struct rg_wire_plan w;
 	struct runner_slot rs;
 	struct rg_config cfg;
-	struct rg_planned_run run;
+	uint64_t held;
 	int signal_fd;
 
-	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
-	rg_result_init(&reply.result); /* if no run gets as far */
-	/* the keeper ignores SIGCHLD: our children are ours to reap */
-	sigaction(SIGCHLD, &dfl, NULL);
-	close(0); /* the slot's listening socket */
-	runner_config(a, &cfg);
-	runner_slot_init(&rs, a->slot->cgroup, w, a->held);
-	w->plan.stdin_fd = cfg.input.fd;
-	w->caller.cwd_fd = a->fds[RG_KEEPER_FD_CWD];
-	w->plan.caller = &w->caller;
-	w->plan.parent_pid = getpid();
-	/* O_NONBLOCK on the description we share with the keeper: it clears
-	 * it again when we are gone (keeper_server.c) */
-	signal_fd = fcntl(a->conn, F_DUPFD_CLOEXEC, 3);
+	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
+	    rg_keeper_slot_ready(a->slot, &held, &err) < 0) {
+		refuse_run(conn, &err);
+		return;
+	}
+	tell_keeper(a, RG_RUNNER_RAN);
+	runner_config(&w, fds, &cfg);
+	runner_slot_init(&rs, a->slot->cgroup, &w, held);
+	w.plan.stdin_fd = cfg.input.fd;
+	w.caller.cwd_fd = fds[RG_KEEPER_FD_CWD];
+	w.plan.caller = &w.caller;
+	w.plan.parent_pid = getpid();
+	/* the connection, read non-blocking for signals (supervise.h) */
+	signal_fd = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 	if (signal_fd < 0 || fcntl(signal_fd, F_SETFL, O_NONBLOCK) < 0)
 		rg_fail(&err, errno, "runner: the client's connection");
-	else if (!w->syscall_filter ||
-		 rg_seccomp_program(&w->plan.seccomp, true, &err) == 0) {
-		run = (struct rg_planned_run){
+	else if (!w.syscall_filter ||
+		 rg_seccomp_program(&w.plan.seccomp, true, &err) == 0) {
+		planned = (struct rg_planned_run){
 			.cfg = &cfg,
-			.plan = &w->plan,
+			.plan = &w.plan,
 			.slot = &rs.slot,
 			.signal_fd = signal_fd,
 			.notify_sock = signal_fd,
 		};
-		outcome = rg_run_planned(&run, &reply.result, &err);
+		outcome = rg_run_planned(&planned, &reply.result, &err);
 	}
 	/* DOMjudge unmounts the judging once the client returns: we hold
 	 * none of its files or directories by then */
 	for (int i = 0; i < RG_KEEPER_RUN_FDS; i++)
-		if (i != RG_KEEPER_FD_PLAN)
-			close(a->fds[i]);
-	send_reply(a->conn, outcome, &err);
-	if (write(a->replied_fd, "", 1) < 0) {
-		/* the keeper tells the client we died: nothing to add */
+		rg_close_fd(&fds[i]);
+	send_reply(conn, outcome, &err);
+	tell_keeper(a, RG_RUNNER_REPLIED);
+}
+
+/* HELLO's, KILL's and SCRUB's reply. */
+static void answer(int conn, int errnum, const char *message,
+		   const struct rg_ns_scrub *scrub)
+{
+	struct rg_keeper_reply r = { .errnum = errnum,
+				     .version = RG_KEEPER_PROTO_VERSION };
+
+	if (scrub)
+		r.scrub = *scrub;
+	if (message)
+		snprintf(r.message, sizeof(r.message), "%s", message);
+	rg_keeper_send(conn, &r, sizeof(r), NULL, 0);
+}
+
+/* In the slot's IPC and net namespaces already: no setns. */
+static void scrub(int conn)
+{
+	struct rg_ns_scrub report;
+	struct rg_error err;
+
+	if (rg_ns_scrub_here(&report, &err) < 0)
+		answer(conn, err.errnum ? err.errnum : EIO, err.message, NULL);
+	else
+		answer(conn, 0, NULL, &report);
+}
+
+/*
+ * One client, until its RUN is answered or it goes. Nothing of a run is
+ * out before RUN: KILL has nothing to end.
+ */
+static void serve(const struct rg_runner_args *a, int conn)
+{
+	struct rg_keeper_request req;
+	int fds[RG_KEEPER_RUN_FDS];
+	char message[128];
+	size_t nfds;
+
+	for (;;) {
+		ssize_t n = rg_keeper_recv(conn, &req, sizeof(req), fds,
+					   RG_KEEPER_RUN_FDS, &nfds);
+
+		if (n != (ssize_t)sizeof(req))
+			return; /* EOF: the client is gone */
+		if (req.version != RG_KEEPER_PROTO_VERSION) {
+			snprintf(message, sizeof(message), "a keeper of "
+				 "another runguard build (protocol %u, this "
+				 "is %u)", RG_KEEPER_PROTO_VERSION,
+				 req.version);
+			answer(conn, EPROTO, message, NULL);
+		} else if (req.op == RG_KEEPER_RUN && nfds == RG_KEEPER_RUN_FDS) {
+			run(a, conn, fds);
+			return;
+		} else if (req.op == RG_KEEPER_RUN) {
+			struct rg_error err = { .errnum = EPROTO };
+
+			snprintf(err.message, sizeof(err.message),
+				 "keeper: a run without its files");
+			refuse_run(conn, &err);
+		} else if (req.op == RG_KEEPER_HELLO ||
+			   req.op == RG_KEEPER_KILL) {
+			answer(conn, 0, NULL, NULL);
+		} else if (req.op == RG_KEEPER_SCRUB) {
+			scrub(conn);
+		} else {
+			answer(conn, EPROTO, "keeper: an unknown request", NULL);
+		}
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
 	}
+}
+
+static bool peer_is_root(int conn)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	       cred.uid == 0;
+}
+
+/* The slot's next client (root's); we end with the keeper until then. */
+static int take_client(const struct rg_runner_args *a)
+{
+	struct pollfd p[2] = {
+		{ .fd = a->listen_fd, .events = POLLIN },
+		{ .fd = a->keeper_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		int conn;
+
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p[1].revents)
+			_exit(0); /* its pipe hung up: the keeper is gone */
+		if (!p[0].revents)
+			continue;
+		conn = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0) {
+			if (errno != EINTR && errno != ECONNABORTED &&
+			    errno != EAGAIN)
+				sleep(1); /* EMFILE and the like */
+			continue;
+		}
+		if (peer_is_root(conn))
+			return conn;
+		close(conn);
+	}
+}
+
+_Noreturn void rg_runner_main(const struct rg_runner_args *a)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	int conn;
+
+	/* first: ps and the keeper's own lookups tell us from the keeper */
+	prctl(PR_SET_NAME, RG_RUNNER_NAME, 0, 0, 0);
+	rg_result_init(&reply.result); /* if no run gets as far */
+	/* the keeper ignores SIGCHLD: our children are ours to reap */
+	sigaction(SIGCHLD, &dfl, NULL);
+	conn = take_client(a);
+	/*
+	 * The next client is the next runner's, once the slot is reset. fd 0
+	 * becomes /dev/null as 1 and 2 are: a file received now never takes
+	 * a stdio number (a stdin dup2()ed onto itself would stay CLOEXEC).
+	 */
+	dup2(STDOUT_FILENO, a->listen_fd);
+	close(a->keeper_fd);
+	serve(a, conn);
 	/* our PID namespace, empty already, goes with us */
 	_exit(0);
 }

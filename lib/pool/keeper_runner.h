@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A resident run's runner: forked by the slot's keeper for one RUN
- * (keeper_proto.h), PID 1 of a PID namespace of the run's own, in the
- * slot's cgroup and namespaces already. It supervises the command as
- * rg_run() does (run.h) on the keeper's open cgroup, sends the result to
- * the client over the client's own connection, and exits: the kernel ends
- * whatever of the run is left with it, and the keeper resets the slot.
+ * A slot's runner: forked by the slot's keeper ahead of its next client,
+ * PID 1 of a PID namespace of its own, in the slot's cgroup and
+ * namespaces already. It takes the slot's next connection itself, answers
+ * its requests (keeper_proto.h) and supervises its RUN as rg_run() does
+ * (run.h) on the keeper's open cgroup, sends the result over the client's
+ * connection, and exits: the kernel ends whatever of the run is left with
+ * it, and the keeper resets the slot and forks the next runner.
  *
- * So the run's result reaches the client also when the keeper is killed
+ * So a run costs the keeper no wake-up and no fork while the client
+ * waits, its result reaches the client also when the keeper is killed
  * meanwhile, and the keeper waits for no run: what runs did (CPU time,
  * faults) never adds up in /proc/<keeper>/stat, which a run may read.
  */
@@ -17,16 +19,16 @@
 #include <stdint.h>
 
 #include "keeper_slot.h"
-#include "keeper_wire.h"
+
+/* what the runner tells its keeper through news_fd, a byte each */
+#define RG_RUNNER_RAN 'r'     /* a run went out: the slot needs a reset */
+#define RG_RUNNER_REPLIED 'a' /* its result was sent */
 
 struct rg_runner_args {
-	const struct rg_keeper_slot *slot;
-	struct rg_wire_plan *wire;
-	const int *fds; /* RUN's (keeper_proto.h) */
-	int conn;       /* the client's connection */
-	/* charged to the slot before the runner: the keeper's own */
-	uint64_t held;
-	int replied_fd; /* a byte once the result is sent */
+	struct rg_keeper_slot *slot; /* the keeper's, copied by the fork */
+	int listen_fd; /* the slot's socket */
+	int keeper_fd; /* hangs up when the keeper is gone */
+	int news_fd;   /* RG_RUNNER_* */
 };
 
 _Noreturn void rg_runner_main(const struct rg_runner_args *a);

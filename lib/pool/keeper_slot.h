@@ -30,9 +30,10 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 			const char *name, struct rg_error *err);
 
 /*
- * Before a run: the cgroup root's alone again if it was chmod'ed since
- * (rg_cgroup_keep_private: no run reads another's counters), and what is
- * charged to it now, the keeper's own (*held).
+ * Before a run, in its runner: the cgroup root's alone again if it was
+ * chmod'ed since (rg_cgroup_keep_private: no run reads another's
+ * counters), and what is charged to it now, the keeper's and the
+ * runner's own (*held).
  */
 int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
 			 struct rg_error *err);

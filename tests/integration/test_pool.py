@@ -2749,8 +2749,8 @@ class PoolDirTrustTest(PoolTestCase):
 # Resident slots: a keeper per slot (lib/pool/keeper.c)
 # ---------------------------------------------------------------------------
 
-def keeper_pids(pool_cgroup):
-    """The keepers (comm runguard-keeper) in the pool's memory cgroups."""
+def slot_pids(pool_cgroup, comm):
+    """The processes named comm in the pool's slot cgroups."""
     pids = []
     for procs in glob.glob('/sys/fs/cgroup/*/%s/slot-*/cgroup.procs'
                            % pool_cgroup) + \
@@ -2758,12 +2758,39 @@ def keeper_pids(pool_cgroup):
         with open(procs) as f:
             for pid in f.read().split():
                 try:
-                    with open('/proc/%s/comm' % pid) as c:
-                        if c.read().strip() == 'runguard-keeper':
-                            pids.append(int(pid))
+                    if comm_of(pid) == comm:
+                        pids.append(int(pid))
                 except OSError:
                     pass
     return sorted(set(pids))
+
+
+def keeper_pids(pool_cgroup):
+    """The keepers (comm runguard-keeper) in the pool's memory cgroups; not
+    a runner its keeper forked that has not named itself yet."""
+    pids = []
+    for pid in slot_pids(pool_cgroup, 'runguard-keeper'):
+        try:
+            if comm_of(parent_of(pid)) != 'runguard-keeper':
+                pids.append(pid)
+        except OSError:
+            pass
+    return pids
+
+
+def runner_pids(pool_cgroup):
+    """The slots' runners (comm runguard-runner, keeper_runner.h)."""
+    return slot_pids(pool_cgroup, 'runguard-runner')
+
+
+def comm_of(pid):
+    with open('/proc/%s/comm' % pid) as f:
+        return f.read().strip()
+
+
+def parent_of(pid):
+    with open('/proc/%s/stat' % pid) as f:
+        return int(f.read().rsplit(')', 1)[1].split()[1])
 
 
 def oom_victims():
@@ -2793,9 +2820,10 @@ def vm_rss_kib(pid):
 
 
 class ResidentSlotTest(PoolTestCase):
-    """pool-keeper = yes: each slot has a keeper, PID 1 of the slot's own
-    PID namespace, that forks the runs. What a run may not see or do to
-    another, and what happens when its runguard or the keeper dies."""
+    """pool-keeper = yes: each slot has a keeper, which forks a runner per
+    run, PID 1 of the run's own PID namespace. What a run may not see or
+    do to another, and what happens when its runguard or the keeper
+    dies."""
 
     pool_size = 2
 
@@ -2819,6 +2847,44 @@ class ResidentSlotTest(PoolTestCase):
         # 1 is the run's runner, PID 1 of its namespace (keeper_runner.h)
         self.assertEqual(seen, [['2', '3']] * 4,
                          'pids in the slot\'s PID namespace, per run')
+
+    def idle_runners(self, cg):
+        """The slots' runners once every keeper has one waiting."""
+        found = []
+
+        def short():
+            found[:] = runner_pids(cg)
+            return len(found) < len(keeper_pids(cg))
+        self.assertFalse(rgtest.wait_until(short, 10),
+                        'runners %s for keepers %s'
+                        % (found, keeper_pids(cg)))
+        return set(found)
+
+    def test_the_runner_waits_for_the_call(self):
+        """The keeper forks a slot's runner before the call, and the
+        runner takes the call's connection itself: while runguard waits,
+        no keeper wakes up and nothing is forked but the run. The run's
+        parent is the runner that waited before the call; it is gone
+        after the run, and another one waits (before, the keeper forked
+        the runner on the request)."""
+        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
+                                     meta='meta-warm'))
+        cg = self.show().cgroup
+        before = self.idle_runners(cg)
+        # the host's /proc (DOMjudge's chroot has it): walk up to the
+        # runner by host pids
+        r = self.shell('p=$(cut -d" " -f4 /proc/self/stat); '
+                       'while [ "$(cat /proc/$p/comm)" != runguard-runner ]'
+                       ' && [ "$p" -gt 1 ]; do '
+                       'p=$(cut -d" " -f4 /proc/$p/stat); done; echo $p',
+                       meta='meta-parent')
+        self.assertPoolMeta(r)
+        runner = int(r.stdout.split()[0])
+        self.assertIn(runner, before, r.describe())
+        self.assertFalse(rgtest.wait_until(
+            lambda: runner in runner_pids(cg), 10),
+            'the run\'s runner outlives its run')
+        self.assertNotIn(runner, self.idle_runners(cg))
 
     def test_keeper_stays_and_serves_many_runs(self):
         for i in range(3):
