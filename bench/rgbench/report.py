@@ -139,6 +139,15 @@ def text_spaced(name, result):
     lines.append('overhead over floor, paired by round (ms, median / p99):')
     for i in range(0, len(items), 3):
         lines.append('  ' + '  '.join(items[i:i + 3]))
+    items = ['%s %s (%s-%s)' % (c, m['median'], m['min'], m['max'])
+             for c in CONTENDERS
+             for m in [result['contenders'][c].get('memory_kib')]
+             if m and m['n']]
+    if items:
+        lines.append('memory-bytes of the trivial run (KiB, median '
+                     '(min-max)):')
+        for i in range(0, len(items), 3):
+            lines.append('  ' + '  '.join(items[i:i + 3]))
     return lines
 
 

@@ -116,6 +116,13 @@ def backtoback_summary(records, contender, ok, bad):
 
 # ---- spaced calls ---------------------------------------------------------
 
+def memory_kib(records):
+    """The meta files' memory-bytes in KiB: the same trivial program in
+    every mode, so a mode's own pages counted as the run's show here."""
+    return [int(m['memory-bytes']) // 1024 for m in
+            (r.get('meta') or {} for r in records) if 'memory-bytes' in m]
+
+
 def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
     plan = Plan(sb.workers)
     for rnd in range(rounds):
@@ -139,6 +146,7 @@ def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
             s['overhead_ms'] = summary(ms([r['dur_ns'] - floor[r['round']]
                                            for r in ok
                                            if r['round'] in floor]))
+            s['memory_kib'] = summary(memory_kib(ok))
         s.update(failure_info(bad))
         result['contenders'][c] = s
         result['samples'][c] = sample_table(

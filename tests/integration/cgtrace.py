@@ -107,10 +107,14 @@ class CgroupTracer:
     process (the host's mount table stays untouched) and used through
     /proc/<helper>/root."""
 
-    def __init__(self, kmem=False, name='rgtest', attach=False, setns=False):
+    def __init__(self, kmem=False, name='rgtest', attach=False, setns=False,
+                 reclaim=False):
         self.want_kmem = kmem
         self.want_attach = attach
         self.want_setns = setns
+        self.want_reclaim = reclaim
+        # None when memcg reclaims are traced, else why not
+        self.reclaim_unavailable = 'not requested'
         # None when setns(2) calls are traced, else why not
         self.setns_unavailable = 'not requested'
 
@@ -168,6 +172,8 @@ class CgroupTracer:
                 self._write('events/cgroup/%s/enable' % ev, '1')
             if self.want_setns:
                 self.setns_unavailable = self.enable_setns()
+            if self.want_reclaim:
+                self.reclaim_unavailable = self.enable_reclaim()
         except OSError as e:
             self.close()
             return 'cannot set up a tracefs instance: %s' % e
@@ -208,6 +214,24 @@ class CgroupTracer:
             return 'cannot enable sys_enter_setns: %s' % e
         return None
 
+    def enable_reclaim(self):
+        """Enable the start of a memory cgroup's reclaim (force_empty,
+        memory.reclaim, a limit reached); return None or why not."""
+        ev = os.path.join(self.inst, 'events', 'vmscan',
+                          'mm_vmscan_memcg_reclaim_begin')
+        if not os.path.isdir(ev):
+            return 'no vmscan:mm_vmscan_memcg_reclaim_begin tracepoint'
+        try:
+            with open(os.path.join(ev, 'enable'), 'w') as f:
+                f.write('1')
+        except OSError as e:
+            return 'cannot enable mm_vmscan_memcg_reclaim_begin: %s' % e
+        return None
+
+    def mark(self, text):
+        """A line of ours in the trace, between the kernel's events."""
+        self._write('trace_marker', text)
+
     def lost(self):
         """Events the ring buffer dropped (overrun), summed over CPUs."""
         total = 0
@@ -227,7 +251,9 @@ class CgroupTracer:
             return [ln for ln in f.read().splitlines()
                     if not ln.startswith('#')
                     and ('cgroup_' in ln or 'kmem_cache_alloc' in ln
-                         or 'sys_setns(' in ln)]
+                         or 'sys_setns(' in ln
+                         or 'mm_vmscan_memcg_reclaim_begin' in ln
+                         or 'tracing_mark_write' in ln)]
 
     def close(self):
         if self.inst:
