@@ -339,12 +339,24 @@ static _Noreturn void exec_command(const struct rg_child_plan *plan,
 	_exit(255);
 }
 
+/* READY, with what of our memory the command's ru_maxrss will hold. */
+static void send_ready(int fd)
+{
+	struct rg_report r = { .kind = RG_REPORT_READY, .maxrss_kib = -1 };
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		r.maxrss_kib = ru.ru_maxrss;
+	while (write(fd, &r, sizeof(r)) < 0 && errno == EINTR)
+		;
+}
+
 static void wait_for_release(int report_fd, int go_fd)
 {
 	char go;
 	ssize_t n;
 
-	send_report(report_fd, RG_REPORT_READY, 0, NULL);
+	send_ready(report_fd);
 	do {
 		n = read(go_fd, &go, 1);
 	} while (n < 0 && errno == EINTR);

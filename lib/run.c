@@ -356,6 +356,23 @@ static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
 		st->wait_method = "schedstat";
 }
 
+/*
+ * The kernel keeps the image a child was forked from in the command's
+ * ru_maxrss (exec folds the old high-water mark in): a resident slot's
+ * runner's, about 700 KiB, where a trivial program's own is 300 KiB on
+ * v2 before 6.12. Only a maxrss above what the child had at READY (and
+ * a page or so it may touch before exec) can be the command's.
+ */
+#define SETUP_MAXRSS_MARGIN_KIB 64
+
+static bool maxrss_is_the_commands(const struct run *r)
+{
+	int64_t setup = r->child.setup_maxrss_kib;
+
+	return setup < 0 ||
+	       (int64_t)r->sup.rusage.ru_maxrss > setup + SETUP_MAXRSS_MARGIN_KIB;
+}
+
 static int read_stats(struct run *r, struct rg_error *err)
 {
 	struct rg_result *res = r->result;
@@ -377,7 +394,7 @@ static int read_stats(struct run *r, struct rg_error *err)
 		snprintf(res->memory_method, sizeof(res->memory_method), "%s",
 			 st.memory_method);
 		/* samples can miss a spike that one process's maxrss saw */
-		if (st.memory_peak_lower_bound &&
+		if (st.memory_peak_lower_bound && maxrss_is_the_commands(r) &&
 		    (uint64_t)r->sup.rusage.ru_maxrss * 1024 > res->memory_bytes)
 			res->memory_bytes =
 				(uint64_t)r->sup.rusage.ru_maxrss * 1024;

@@ -149,6 +149,7 @@ void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 	child->output_fd[1] = p->out[1][0];
 	child->stat_fd = -1;
 	child->run_delay_base = child->run_delay_end = -1;
+	child->setup_maxrss_kib = -1;
 	rg_close_fd(&p->report[1]);
 	rg_close_fd(&p->go[0]);
 	rg_close_fd(&p->out[0][1]);
@@ -179,8 +180,10 @@ int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
 		r.message[sizeof(r.message) - 1] = '\0';
 		rg_log(cfg, RG_LOG_WARNING, "%s", r.message);
 	}
-	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_READY)
+	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_READY) {
+		child->setup_maxrss_kib = r.maxrss_kib;
 		return 0;
+	}
 	*setup_failed = true;
 	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_SETUP_FAILED) {
 		r.message[sizeof(r.message) - 1] = '\0';

@@ -90,6 +90,7 @@ enum rg_report_kind {
 struct rg_report {
 	int kind;
 	int errnum;
+	int64_t maxrss_kib; /* READY: the child's own so far (getrusage) */
 	char message[512];
 };
 
@@ -105,6 +106,13 @@ struct rg_child {
 	 */
 	int stat_fd;
 	int64_t run_delay_base, run_delay_end;
+	/*
+	 * Its resident size's high-water mark at READY, KiB (-1 unknown):
+	 * the image it was forked from, which the kernel keeps in the
+	 * command's ru_maxrss after exec. A ru_maxrss not above it (and a
+	 * margin) is not the command's.
+	 */
+	int64_t setup_maxrss_kib;
 };
 
 /* The pipe ends as the child sees them. */
