@@ -236,6 +236,13 @@ int rg_cgroup_memory_usage(struct rg_cgroup *cg, uint64_t *bytes,
 			   struct rg_error *err);
 
 /*
+ * Page cache a reset leaves charged to a cgroup with a resident task (a
+ * keeper, rg_cgroup_set_resident) rather than reclaim it: at most this
+ * much. Its owner may free it at any time, during the next run too.
+ */
+#define RG_CACHE_LEFT_MAX (64u << 10)
+
+/*
  * Kill every process in the cgroup, race-free against forks (v2
  * cgroup.kill, v1 freezer: freeze, SIGKILL all, thaw), and wait until the
  * cgroup is empty. Bounded in time; returns -1 if tasks survive. Once it

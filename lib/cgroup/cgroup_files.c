@@ -134,15 +134,13 @@ int rg_cg_read_key(int fd, const char *key, uint64_t *value)
 	return ret < 0 ? ret : find_key(buf, key, value);
 }
 
-int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
-		   uint64_t *sum)
+/* The keys of a flat-keyed file's text, summed (a missing one is 0). */
+static int sum_keys_in(const char *buf, const char *const keys[],
+		       size_t nkeys, uint64_t *sum)
 {
-	char buf[RG_CG_BUF];
 	uint64_t value;
-	int ret = rg_cg_pread(fd, buf, sizeof(buf));
+	int ret;
 
-	if (ret < 0)
-		return ret;
 	*sum = 0;
 	for (size_t i = 0; i < nkeys; i++) {
 		ret = find_key(buf, keys[i], &value);
@@ -153,6 +151,15 @@ int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
 		*sum += value;
 	}
 	return 0;
+}
+
+int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
+		   uint64_t *sum)
+{
+	char buf[RG_CG_BUF];
+	int ret = rg_cg_pread(fd, buf, sizeof(buf));
+
+	return ret < 0 ? ret : sum_keys_in(buf, keys, nkeys, sum);
 }
 
 /* Pages on the LRU lists: what a reclaim frees without fail. */
@@ -196,18 +203,6 @@ static const char *const cache_keys[] = { "inactive_file", "active_file" };
 static const char *const shmem_keys[] = { "shmem" };
 
 /*
- * Page cache a run may leave in a resident slot without a reclaim: a
- * trivial run left one page after most runs on v1. The next run's peak
- * has it in what the slot held and takes it off (keeper_runner.c). A
- * reclaim for it shrinks every slab cache of the host (shrink_slab, under
- * the global shrinker_rwsem before 6.3): the keepers' force_empty took
- * 10 % of the host's CPU in a loop of trivial runs on v1, 2.5 ms a run.
- * Leftovers stay bounded: what is above this is reclaimed at the next
- * reset, tmpfs pages always.
- */
-#define RESIDENT_CACHE_SLACK (64u << 10)
-
-/*
  * After most runs only charges the kernel caches per CPU (batches of 64
  * pages) and kernel objects freed after an RCU grace period are left,
  * which a reclaim cannot free without waiting: force_empty would retry for
@@ -217,13 +212,24 @@ static const char *const shmem_keys[] = { "shmem" };
 bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
 			    uint64_t resident_bytes)
 {
+	char buf[RG_CG_BUF];
 	uint64_t pages, shmem;
 
+	/*
+	 * A resident slot keeps up to RG_CACHE_LEFT_MAX of page cache (a
+	 * trivial run left a page after most runs on v1): a reclaim cannot
+	 * empty the cgroup there, and v1's force_empty retried 16 times,
+	 * each pass shrinking every slab cache of the host (under the global
+	 * shrinker_rwsem before 6.3), 2.5 ms of the keeper's CPU a run.
+	 * tmpfs pages go always. One read of memory.stat (v1 formats it at
+	 * some cost).
+	 */
 	if (resident_bytes)
 		return usage > resident_bytes + RECLAIM_KERNEL_MIN ||
-		       rg_cg_sum_keys(memory_stat_fd, cache_keys, 2, &pages) < 0 ||
-		       rg_cg_sum_keys(memory_stat_fd, shmem_keys, 1, &shmem) < 0 ||
-		       pages > RESIDENT_CACHE_SLACK || shmem > 0;
+		       rg_cg_pread(memory_stat_fd, buf, sizeof(buf)) < 0 ||
+		       sum_keys_in(buf, cache_keys, 2, &pages) < 0 ||
+		       sum_keys_in(buf, shmem_keys, 1, &shmem) < 0 ||
+		       pages > RG_CACHE_LEFT_MAX || shmem > 0;
 	if (usage == 0)
 		return false;
 	if (usage > RECLAIM_KERNEL_MIN)

@@ -52,6 +52,12 @@ int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
 		return -1;
 	if (rg_cgroup_memory_usage(ks->cgroup, held, err) < 0)
 		*held = 0;
+	/*
+	 * Not the page cache the last reset may have left: its owner may
+	 * free it during the run, and the peak would read below the run's
+	 * (memory.stat is too late to tell a page or two).
+	 */
+	*held = *held > RG_CACHE_LEFT_MAX ? *held - RG_CACHE_LEFT_MAX : 0;
 	return 0;
 }
 

@@ -33,7 +33,8 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
  * Before a run, in its runner: the cgroup root's alone again if it was
  * chmod'ed since (rg_cgroup_keep_private: no run reads another's
  * counters), and what is charged to it now, the keeper's and the
- * runner's own (*held).
+ * runner's own, less the page cache a reset may leave (*held: a peak
+ * never reads below the run's, and up to RG_CACHE_LEFT_MAX above).
  */
 int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
 			 struct rg_error *err);
