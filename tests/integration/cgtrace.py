@@ -201,32 +201,31 @@ class CgroupTracer:
             return 'cannot enable kmem_cache_alloc with a name filter: %s' % e
         return None
 
-    def enable_setns(self):
-        """Enable the setns(2) entry tracepoint; return None or why not."""
-        ev = os.path.join(self.inst, 'events', 'syscalls', 'sys_enter_setns')
+    def _enable(self, group, event, missing):
+        """Enable one tracepoint; return None or why not (missing: the
+        reason when the kernel has no such tracepoint)."""
+        ev = os.path.join(self.inst, 'events', group, event)
         if not os.path.isdir(ev):
-            return 'no syscalls:sys_enter_setns tracepoint ' \
-                   '(CONFIG_FTRACE_SYSCALLS)'
+            return missing
         try:
             with open(os.path.join(ev, 'enable'), 'w') as f:
                 f.write('1')
         except OSError as e:
-            return 'cannot enable sys_enter_setns: %s' % e
+            return 'cannot enable %s: %s' % (event, e)
         return None
+
+    def enable_setns(self):
+        """Enable the setns(2) entry tracepoint; return None or why not."""
+        return self._enable('syscalls', 'sys_enter_setns',
+                            'no syscalls:sys_enter_setns tracepoint '
+                            '(CONFIG_FTRACE_SYSCALLS)')
 
     def enable_reclaim(self):
         """Enable the start of a memory cgroup's reclaim (force_empty,
         memory.reclaim, a limit reached); return None or why not."""
-        ev = os.path.join(self.inst, 'events', 'vmscan',
-                          'mm_vmscan_memcg_reclaim_begin')
-        if not os.path.isdir(ev):
-            return 'no vmscan:mm_vmscan_memcg_reclaim_begin tracepoint'
-        try:
-            with open(os.path.join(ev, 'enable'), 'w') as f:
-                f.write('1')
-        except OSError as e:
-            return 'cannot enable mm_vmscan_memcg_reclaim_begin: %s' % e
-        return None
+        return self._enable('vmscan', 'mm_vmscan_memcg_reclaim_begin',
+                            'no vmscan:mm_vmscan_memcg_reclaim_begin '
+                            'tracepoint')
 
     def mark(self, text):
         """A line of ours in the trace, between the kernel's events."""
