@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "syscall_filter.h"
 #include "slot.h"
 #include "spawn.h"
+#include "util.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -148,7 +148,7 @@ static void set_rlimits(const struct rg_child_settings *s, int report_fd)
 	};
 
 	if (s->has_cpu_limit) {
-		rlim_t secs = (rlim_t)ceil(s->cpu_hard);
+		rlim_t secs = (rlim_t)rg_whole_seconds_up(s->cpu_hard);
 
 		/* SIGXCPU at the hard limit; SIGKILL a second later */
 		set_limit_or_clamp(RLIMIT_CPU, "RLIMIT_CPU", secs, secs + 1,

@@ -7,7 +7,6 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +273,7 @@ static bool killed_by_cpu_rlimit(const struct run *r, int sig)
 	if (sig != SIGKILL || r->sup.aborting || r->result->oom_killed)
 		return false;
 	used = r->result->user_time + r->result->sys_time;
-	rlimit_hard = ceil(cfg->cpu_hard) + 1;
+	rlimit_hard = (double)rg_whole_seconds_up(cfg->cpu_hard) + 1;
 	return used >= rlimit_hard - 0.05;
 }
 

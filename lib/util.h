@@ -4,6 +4,7 @@
 #define RG_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -27,5 +28,17 @@ static inline void rg_free_ptr(void *ptr)
 /* The struct that holds member at ptr. */
 #define rg_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * Whole seconds, rounded up, of s in (0, 1e9] (config.c bounds the CPU
+ * limit): RLIMIT_CPU's unit. Not ceil(), the one function libm gave us:
+ * every runguard call would map and relocate libm for it.
+ */
+static inline uint64_t rg_whole_seconds_up(double s)
+{
+	uint64_t whole = (uint64_t)s;
+
+	return (double)whole < s ? whole + 1 : whole;
+}
 
 #endif
