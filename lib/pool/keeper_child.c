@@ -21,9 +21,6 @@
 #include "util.h"
 #include "waits.h"
 
-/* how long the child's set-up ahead of the run may take */
-#define PREPARE_TIMEOUT_MS 5000
-
 /* The release's fds, in this order (rg_waiting_child_release). */
 enum { GO_PLAN, GO_STDIN, GO_CWD, GO_FDS };
 
@@ -97,8 +94,7 @@ static _Noreturn void wait_for_run(const struct rg_spawn_pipes *p, int sock,
 	    getppid() != parent)
 		_exit(255);
 	/* a failure shows as a child gone: the run forks one anew */
-	if (rg_child_prepare(seccomp, cap_last, rlimits, &step, &errnum) < 0 ||
-	    write(sock, "p", 1) != 1)
+	if (rg_child_prepare(seccomp, cap_last, rlimits, &step, &errnum) < 0)
 		_exit(255);
 	if (rg_keeper_recv(sock, &go, 1, fds, GO_FDS, &nfds) != 1)
 		_exit(0); /* the runner is gone, or took another child */
@@ -125,23 +121,6 @@ static long clone_child(int *pidfd)
 	};
 
 	return syscall(SYS_clone3, &args, sizeof(args));
-}
-
-/* Its one byte once prepared: what it charged by then is not the run's. */
-static int wait_prepared(struct rg_waiting_child *w, struct rg_error *err)
-{
-	struct pollfd p = { .fd = w->go_sock, .events = POLLIN };
-	char prepared;
-	int rc;
-
-	do {
-		rc = poll(&p, 1, PREPARE_TIMEOUT_MS);
-	} while (rc < 0 && errno == EINTR);
-	if (rc == 1 && read(w->go_sock, &prepared, 1) == 1)
-		return 0;
-	rg_waiting_child_discard(w);
-	return rg_fail(err, rc == 0 ? ETIMEDOUT : EPIPE,
-		       "runner: the child did not get ready");
 }
 
 int rg_waiting_child_fork(struct rg_waiting_child *w,
@@ -180,7 +159,7 @@ int rg_waiting_child_fork(struct rg_waiting_child *w,
 	w->go_sock = sv[0];
 	w->filtered = seccomp != NULL;
 	w->stat_fd = rg_task_stat_open_pidfd(w->pidfd);
-	return wait_prepared(w, err);
+	return 0;
 }
 
 bool rg_waiting_child_fits(const struct rg_waiting_child *w,

@@ -30,10 +30,8 @@ struct rg_waiting_child {
 };
 
 /*
- * Fork it (seccomp: the filter, or NULL for none) and wait until it is
- * prepared, so that what it charged the slot by then is read as the
- * slot's, not the run's. On failure there is none (w->pid 0), and a run
- * forks its child as rg_spawn() does.
+ * Fork it (seccomp: the filter, or NULL for none). On failure there is
+ * none (w->pid 0), and a run forks its child as rg_spawn() does.
  */
 int rg_waiting_child_fork(struct rg_waiting_child *w,
 			  const struct sock_fprog *seccomp, int cap_last,

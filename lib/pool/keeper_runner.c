@@ -152,8 +152,7 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
 
 /*
  * Our CPU time in the window counts in the slot's cgroup: not the run's.
- * So does what was charged before the call (the keeper's pages, ours and
- * our waiting child's):
+ * So does what was charged before we were forked (the keeper's pages):
  * taken off the peak, as the slot's limit has it on top of the run's
  * (lease.c). Without swap those pages stay charged through the run, so
  * the rest is the run's. The counters move in whole charge batches: a run
@@ -175,8 +174,7 @@ static void runner_correct_stats(struct rg_slot *slot,
 	/*
 	 * With the run gone, what the slot holds is at most what it held
 	 * before; less when a charge of an earlier run was freed during this
-	 * one (after an OOM kill), and by the pages our waiting child had,
-	 * which its execve freed: only what stayed is taken off, so the peak
+	 * one (after an OOM kill): only what stayed is taken off, so the peak
 	 * never reads below the program's.
 	 */
 	if (rg_cgroup_memory_usage(slot->cgroup, &now, &ignored) == 0 &&
@@ -480,14 +478,9 @@ static int take_client(const struct rg_runner_args *a)
 }
 
 /*
- * Before the call: the run's child, waiting with the syscall filter runs
- * have by default, and then what the slot holds, taken off the run's
- * peak. The child's own charges are the slot's then: a child forked
- * for the run counts them as the run's (a trivial run reported 360 KiB
- * against 256 KiB per-run in the lab's 6.1 v1, when they were, and its
- * set-up charges on a CPU the exec may not run on took a batch more).
- * Its pages are freed by its execve: the peak is then read against what
- * the slot holds after the run, if that is less (runner_correct_stats).
+ * Before the call: what the slot holds (charged before the run's child
+ * exists: taken off the run's peak), and the run's child, waiting with
+ * the syscall filter runs have by default.
  */
 static void prepare(const struct rg_runner_args *a, struct ahead *ahead)
 {
@@ -500,13 +493,14 @@ static void prepare(const struct rg_runner_args *a, struct ahead *ahead)
 	rg_host_waits_open(&ahead->host);
 	if (rg_supervisor_open(&ahead->sup, &ignored) < 0)
 		memset(&ahead->sup, 0, sizeof(ahead->sup));
+	ahead->ready = rg_keeper_slot_held(a->slot, &ahead->held,
+					   &ahead->err);
 	cap_last = rg_privs_cap_last(&ignored);
-	if (cap_last < 0 || rg_seccomp_program(&filter, true, &ignored) < 0 ||
+	if (ahead->ready < 0 || cap_last < 0 ||
+	    rg_seccomp_program(&filter, true, &ignored) < 0 ||
 	    rg_waiting_child_fork(&ahead->child, filter, cap_last,
 				  &ignored) < 0)
 		ahead->child.pid = 0; /* the run forks its child then */
-	ahead->ready = rg_keeper_slot_held(a->slot, &ahead->held,
-					   &ahead->err);
 }
 
 _Noreturn void rg_runner_main(const struct rg_runner_args *a)
