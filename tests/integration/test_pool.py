@@ -2869,10 +2869,16 @@ class ResidentSlotTest(PoolTestCase):
                          'pids in the slot\'s PID namespace, per run')
 
     def idle_runners(self, cg):
-        """The slots' runners once every keeper has one waiting: those
-        with a child waiting for the run (the last run's runner may not
-        have exited yet: its child was that run)."""
-        return {parent_of(pid) for pid in self.waiting_children(cg)}
+        """The slots' runners once every keeper has one waiting."""
+        found = []
+
+        def short():
+            found[:] = runner_pids(cg)
+            return len(found) < len(keeper_pids(cg))
+        self.assertFalse(rgtest.wait_until(short, 10),
+                        'runners %s for keepers %s'
+                        % (found, keeper_pids(cg)))
+        return set(found)
 
     def test_the_runner_waits_for_the_call(self):
         """The keeper forks a slot's runner before the call, and the
