@@ -13,11 +13,6 @@
  * Reports travel over a close-on-exec pipe: after a successful execve the
  * parent reads EOF; a failed set-up or execve sends one record with the
  * errno and a message.
- *
- * A resident slot's runner forks the child before the run comes: that
- * child does ahead what needs no run (rg_child_prepare) and is released
- * with the run itself (keeper_child.h); as a prepared child it sends
- * READY just before execve, with its timing, and does not wait.
  */
 #ifndef RG_SPAWN_H
 #define RG_SPAWN_H

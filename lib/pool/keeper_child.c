@@ -87,7 +87,6 @@ static _Noreturn void wait_for_run(const struct rg_spawn_pipes *p, int sock,
 	int errnum;
 	char go;
 
-	prctl(PR_SET_NAME, RG_CHILD_NAME, 0, 0, 0);
 	/* fd 0 is the slot's socket until the runner has its client */
 	dup2(STDOUT_FILENO, STDIN_FILENO);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||

@@ -25,8 +25,6 @@
 #define RG_KEEPER_NAME "runguard-keeper"
 /* A run's runner (keeper_runner.h), as ps shows it. */
 #define RG_RUNNER_NAME "runguard-runner"
-/* The runner's child while it waits for the run (keeper_child.h). */
-#define RG_CHILD_NAME "runguard-child"
 
 /* Changes with the messages below (low half) and the run's wire format. */
 #define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 9u)

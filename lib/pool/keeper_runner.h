@@ -8,9 +8,6 @@
  * connection, and exits: the kernel ends whatever of the run is left with
  * it, and the keeper resets the slot and forks the next runner.
  *
- * Before the call it also forks the run's child, which waits with its
- * set-up done as far as no run is needed (keeper_child.h).
- *
  * So a run costs the keeper no wake-up and no fork while the client
  * waits, its result reaches the client also when the keeper is killed
  * meanwhile, and the keeper waits for no run: what runs did (CPU time,

@@ -2785,22 +2785,8 @@ def keeper_pids(pool_cgroup):
 
 
 def runner_pids(pool_cgroup):
-    """The slots' runners (comm runguard-runner, keeper_runner.h); not a
-    child a runner forked that has not named itself yet."""
-    pids = []
-    for pid in slot_pids(pool_cgroup, 'runguard-runner'):
-        try:
-            if comm_of(parent_of(pid)) != 'runguard-runner':
-                pids.append(pid)
-        except OSError:
-            pass
-    return pids
-
-
-def waiting_child_pids(pool_cgroup):
-    """The runners' children waiting for their run (runguard-child,
-    keeper_child.h)."""
-    return slot_pids(pool_cgroup, 'runguard-child')
+    """The slots' runners (comm runguard-runner, keeper_runner.h)."""
+    return slot_pids(pool_cgroup, 'runguard-runner')
 
 
 def comm_of(pid):
@@ -2905,71 +2891,6 @@ class ResidentSlotTest(PoolTestCase):
             lambda: runner in runner_pids(cg), 10),
             'the run\'s runner outlives its run')
         self.assertNotIn(runner, self.idle_runners(cg))
-
-    def waiting_children(self, cg):
-        """The runners' children once every runner has one waiting."""
-        found = []
-
-        def short():
-            found[:] = waiting_child_pids(cg)
-            return len(found) < len(keeper_pids(cg))
-        self.assertFalse(rgtest.wait_until(short, 10),
-                         'waiting children %s for keepers %s'
-                         % (found, keeper_pids(cg)))
-        return set(found)
-
-    def run_process(self, seccomp=None):
-        """The host pid of the run's first process (the runner's child)
-        and what its /proc status says of its syscall filter."""
-        args = ['--seccomp=' + seccomp] if seccomp else []
-        r = self.prg('-t', '20', *args, '/bin/sh', '-c',
-                     'p=$(cut -d" " -f4 /proc/self/stat); '
-                     'while [ "$(cat /proc/$(cut -d" " -f4 /proc/$p/stat)'
-                     '/comm)" != runguard-runner ] && [ "$p" -gt 1 ]; do '
-                     'p=$(cut -d" " -f4 /proc/$p/stat); done; echo $p; '
-                     'grep Seccomp: /proc/self/status',
-                     meta='meta-child-%s' % (seccomp or 'default'))
-        self.assertPoolMeta(r)
-        pid, seccomp_line = r.stdout.split('\n', 1)
-        return int(pid), seccomp_line.split()[1], r
-
-    def test_the_child_waits_for_the_call(self):
-        """The runner forks the run's child before the call too, and the
-        child does ahead what needs no run: it waits in a session of its
-        own, with no_new_privs, an empty bounding set, the slot's syscall
-        filter and the OOM score of a run; the run is that child (before,
-        the runner forked it on the request, and the call waited for the
-        fork, the filter and a READY round trip)."""
-        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
-                                     meta='meta-warm'))
-        cg = self.show().cgroup
-        waiting = self.waiting_children(cg)
-        for pid in waiting:
-            with open('/proc/%d/status' % pid) as f:
-                status = dict(line.split(':', 1) for line in f)
-            self.assertEqual(status['NoNewPrivs'].strip(), '1', pid)
-            self.assertEqual(status['Seccomp'].strip(), '2', pid)
-            self.assertEqual(int(status['CapBnd'], 16), 0, pid)
-            with open('/proc/%d/oom_score_adj' % pid) as f:
-                self.assertEqual(f.read().strip(), '1000', pid)
-            self.assertEqual(comm_of(parent_of(pid)), 'runguard-runner')
-        pid, filtered, r = self.run_process()
-        self.assertIn(pid, waiting, r.describe())
-        self.assertEqual(filtered, '2', r.describe())
-
-    def test_a_run_without_the_filter_gets_a_child_without_it(self):
-        """A waiting child has the filter runs have by default: a run that
-        turns it off gets a child forked for it, without the filter, and
-        the next run with the filter has it again."""
-        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
-                                     meta='meta-warm'))
-        cg = self.show().cgroup
-        waiting = self.waiting_children(cg)
-        pid, filtered, r = self.run_process('off')
-        self.assertEqual(filtered, '0', r.describe())
-        self.assertNotIn(pid, waiting, r.describe())
-        pid, filtered, r = self.run_process('on')
-        self.assertEqual(filtered, '2', r.describe())
 
     def test_a_trivial_run_reports_what_it_reports_per_run(self):
         """The keeper's and its runner's pages are charged to the slot's
