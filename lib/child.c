@@ -15,7 +15,6 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -183,17 +182,9 @@ static void forbid_mqueues(const struct rg_slot *slot, int report_fd)
 		fail(report_fd, -rc, "setting RLIMIT_MSGQUEUE", NULL, NULL);
 }
 
-static bool same_limit(const struct rlimit *a, const struct rlimit *b)
-{
-	return a->rlim_cur == b->rlim_cur && a->rlim_max == b->rlim_max;
-}
-
-/*
- * Best effort for limits: without CAP_SYS_RESOURCE a hard one stays. own:
- * ours, read before the run came, or NULL.
- */
+/* Best effort for limits: without CAP_SYS_RESOURCE a hard one stays. */
 static void adopt_caller_state(const struct rg_caller_state *caller,
-			       const struct rlimit *own, int report_fd)
+			       int report_fd)
 {
 	if (!caller)
 		return;
@@ -202,8 +193,7 @@ static void adopt_caller_state(const struct rg_caller_state *caller,
 		     NULL, NULL);
 	umask(caller->umask);
 	for (int i = 0; i < RLIM_NLIMITS; i++)
-		if ((!own || !same_limit(&own[i], &caller->rlimits[i])) &&
-		    setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
+		if (setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
 			fail(report_fd, errno, "cannot take the caller's limits",
 			     NULL, NULL);
 }
@@ -285,13 +275,12 @@ static void enter_root(const struct rg_child_plan *plan, int report_fd)
 		     "' in chroot");
 }
 
-static void drop_privileges(const struct rg_child_plan *plan, bool prepared,
-			    int report_fd)
+static void drop_privileges(const struct rg_child_plan *plan, int report_fd)
 {
 	const char *step = NULL;
 	int errnum = 0;
 
-	if (rg_privs_drop(&plan->privs, prepared, &step, &errnum) < 0)
+	if (rg_privs_drop(&plan->privs, &step, &errnum) < 0)
 		fail(report_fd, errnum, step, NULL, NULL);
 	/* die with the supervisor (cleared by the uid change, so set now) */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -350,36 +339,14 @@ static _Noreturn void exec_command(const struct rg_child_plan *plan,
 	_exit(255);
 }
 
-int64_t rg_thread_cpu_ns(void)
+/* READY, with what of our memory the command's ru_maxrss will hold. */
+static void send_ready(int fd)
 {
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-		return -1;
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/*
- * READY, with what of our memory the command's ru_maxrss will hold; after
- * the release (released_cpu_ns >= 0) also when we exec and our CPU since.
- */
-static void send_ready(int fd, int64_t released_cpu_ns)
-{
-	struct rg_report r = { .kind = RG_REPORT_READY, .maxrss_kib = -1,
-			       .exec_ns = -1, .setup_cpu_ns = -1 };
+	struct rg_report r = { .kind = RG_REPORT_READY, .maxrss_kib = -1 };
 	struct rusage ru;
-	struct timespec now;
 
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		r.maxrss_kib = ru.ru_maxrss;
-	if (released_cpu_ns >= 0) {
-		int64_t cpu = rg_thread_cpu_ns();
-
-		if (cpu >= released_cpu_ns)
-			r.setup_cpu_ns = cpu - released_cpu_ns;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		r.exec_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-	}
 	while (write(fd, &r, sizeof(r)) < 0 && errno == EINTR)
 		;
 }
@@ -389,7 +356,7 @@ static void wait_for_release(int report_fd, int go_fd)
 	char go;
 	ssize_t n;
 
-	send_ready(report_fd, -1);
+	send_ready(report_fd);
 	do {
 		n = read(go_fd, &go, 1);
 	} while (n < 0 && errno == EINTR);
@@ -399,45 +366,6 @@ static void wait_for_release(int report_fd, int go_fd)
 	close(go_fd);
 }
 
-int rg_child_prepare(const struct sock_fprog *seccomp, int cap_last,
-		     struct rlimit rlimits[RLIM_NLIMITS], const char **step,
-		     int *errnum)
-{
-	int rc;
-
-	*step = NULL;
-	*errnum = 0;
-	for (int i = 0; i < RLIM_NLIMITS; i++)
-		if (getrlimit(i, &rlimits[i]) < 0) {
-			*step = "cannot read a limit";
-			*errnum = errno;
-			return -1;
-		}
-	if (setsid() < 0) {
-		*step = "cannot create a new session";
-		*errnum = errno;
-		return -1;
-	}
-	raise_oom_score();
-	if (rg_privs_prepare(cap_last, step, errnum) < 0)
-		return -1;
-	if (seccomp && (rc = rg_seccomp_install(seccomp)) < 0) {
-		*step = "cannot install the syscall filter";
-		*errnum = -rc;
-		return -1;
-	}
-	return 0;
-}
-
-/* What a prepared child did before its run came (rg_child_prepare). */
-static void set_up_unprepared(int report_fd)
-{
-	if (setsid() < 0)
-		fail(report_fd, errno, "cannot create a new session", NULL,
-		     NULL);
-	raise_oom_score();
-}
-
 _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			     const struct rg_child_fds *fds)
 {
@@ -445,10 +373,8 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 
 	/* without this a dead supervisor would never look like EOF */
 	for (int i = 0; i < 4; i++)
-		if (fds->parent_fd[i] >= 0)
-			close(fds->parent_fd[i]);
-	adopt_caller_state(plan->caller, fds->prepared ? fds->rlimits : NULL,
-			   report_fd);
+		close(fds->parent_fd[i]);
+	adopt_caller_state(plan->caller, report_fd);
 	join_slot(plan->slot, report_fd);
 	/*
 	 * Linux before 6.3 (and its stable series, e.g. 5.10) leaves a child
@@ -459,26 +385,25 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			      &plan->settings.cpuset_mask) < 0)
 		fail(report_fd, errno, "cannot pin to the cpuset's CPUs", NULL,
 		     NULL);
-	if (!fds->prepared)
-		set_up_unprepared(report_fd);
+	if (setsid() < 0)
+		fail(report_fd, errno, "cannot create a new session", NULL,
+		     NULL);
 	set_rlimits(&plan->settings, report_fd);
 	forbid_mqueues(plan->slot, report_fd);
+	raise_oom_score();
 	enter_root(plan, report_fd);
-	drop_privileges(plan, fds->prepared, report_fd);
+	drop_privileges(plan, report_fd);
 	wire_stdio(plan->stdin_fd, fds->output_fd, report_fd);
 	if (sigprocmask(SIG_SETMASK, &plan->child_sigmask, NULL) < 0)
 		fail(report_fd, errno, "cannot restore the signal mask", NULL,
 		     NULL);
-	if (plan->seccomp && !fds->prepared) {
+	if (plan->seccomp) {
 		int rc = rg_seccomp_install(plan->seccomp);
 
 		if (rc < 0)
 			fail(report_fd, -rc, "cannot install the syscall filter",
 			     NULL, NULL);
 	}
-	if (fds->prepared)
-		send_ready(report_fd, fds->released_cpu_ns);
-	else
-		wait_for_release(report_fd, fds->go_fd);
+	wait_for_release(report_fd, fds->go_fd);
 	exec_command(plan, report_fd);
 }

@@ -78,24 +78,7 @@ static int verify_nothing_left(int cap_last, struct drop_failure *step)
 	return 0;
 }
 
-/* What needs no run's ids: the bounding and ambient sets, no_new_privs. */
-static int prepare(int cap_last, struct drop_failure *step)
-{
-	int rc = drop_bounding_set(cap_last);
-
-	if (rc < 0)
-		return fail_step(step, "cannot drop the bounding set", -rc);
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
-	    errno != EINVAL)
-		return fail_step(step, "cannot clear ambient capabilities",
-				 errno);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		return fail_step(step, "cannot set no_new_privs", errno);
-	return 0;
-}
-
-static int drop(const struct rg_privs_plan *plan, bool prepared,
-		struct drop_failure *step)
+static int drop(const struct rg_privs_plan *plan, struct drop_failure *step)
 {
 	int rc;
 
@@ -104,8 +87,15 @@ static int drop(const struct rg_privs_plan *plan, bool prepared,
 		return fail_step(step, "cannot set group ID", errno);
 	if (syscall(SYS_setgroups, 0, NULL) < 0)
 		return fail_step(step, "cannot clear auxiliary groups", errno);
-	if (!prepared && prepare(plan->cap_last, step) < 0)
-		return -1;
+	rc = drop_bounding_set(plan->cap_last);
+	if (rc < 0)
+		return fail_step(step, "cannot drop the bounding set", -rc);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&
+	    errno != EINVAL)
+		return fail_step(step, "cannot clear ambient capabilities",
+				 errno);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fail_step(step, "cannot set no_new_privs", errno);
 	if (syscall(SYS_setresuid, plan->uid, plan->uid, plan->uid) < 0)
 		return fail_step(step, "cannot set user ID", errno);
 	if (getuid() == 0 || geteuid() == 0)
@@ -118,24 +108,13 @@ static int drop(const struct rg_privs_plan *plan, bool prepared,
 	return verify_nothing_left(plan->cap_last, step);
 }
 
-int rg_privs_prepare(int cap_last, const char **step, int *errnum)
+int rg_privs_drop(const struct rg_privs_plan *plan, const char **step,
+		  int *errnum)
 {
 	struct drop_failure f = { 0 };
 	int rc;
 
-	rc = prepare(cap_last, &f);
-	*step = f.step;
-	*errnum = f.errnum;
-	return rc;
-}
-
-int rg_privs_drop(const struct rg_privs_plan *plan, bool prepared,
-		  const char **step, int *errnum)
-{
-	struct drop_failure f = { 0 };
-	int rc;
-
-	rc = drop(plan, prepared, &f);
+	rc = drop(plan, &f);
 	*step = f.step;
 	*errnum = f.errnum;
 	return rc;

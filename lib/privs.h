@@ -25,15 +25,7 @@ int rg_privs_cap_last(struct rg_error *err);
  * verifies all of it. Returns 0, or -1 with *step naming what failed and
  * *errnum the errno (0 when it has nothing to add).
  */
-int rg_privs_drop(const struct rg_privs_plan *plan, bool prepared,
-		  const char **step, int *errnum);
-
-/*
- * What of rg_privs_drop() needs no run: empties the bounding and ambient
- * sets and sets no_new_privs, ahead of the run (a resident slot's waiting
- * child, keeper_child.h); rg_privs_drop() then with prepared true.
- * Effective capabilities stay until then. Same returns.
- */
-int rg_privs_prepare(int cap_last, const char **step, int *errnum);
+int rg_privs_drop(const struct rg_privs_plan *plan, const char **step,
+		  int *errnum);
 
 #endif

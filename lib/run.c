@@ -49,7 +49,6 @@ struct run {
 	struct rg_watchdog watchdog;
 	struct rg_child child;
 	bool spawned, reaped;
-	bool exec_failed; /* the child's report said so */
 	struct rg_supervisor sup;
 	bool sup_ready;
 	/* until the supervisor takes them over (init_supervisor) */
@@ -61,7 +60,6 @@ struct run {
 	bool signals_blocked;
 	sigset_t saved_mask;
 	struct rg_host_waits host; /* the host's pressure, for the result */
-	bool host_opened;          /* before the run came */
 };
 
 static double timespec_diff(const struct timespec *a, const struct timespec *b)
@@ -235,9 +233,7 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, r->streams,
 				 err) < 0)
 		return -1;
-	/* a prepared child's READY comes after the release (spawn.h) */
-	if (!r->child.ready_after_release &&
-	    rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
+	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
 		return -1;
 	return rg_slot_hold(r->slot, r->child.pid, err);
 }
@@ -248,15 +244,13 @@ static int release_child(struct run *r, struct rg_error *err)
 	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
 		return -1;
 	rg_host_waits_start(&r->host);
-	if (r->child.stat_fd < 0) /* a child made ahead has it open */
-		r->child.stat_fd =
-			r->supervisor_in_slot ?
-				rg_task_stat_open_pidfd(r->child.pidfd) :
-				rg_task_stat_open(r->child.pid);
+	r->child.stat_fd = r->supervisor_in_slot ?
+				   rg_task_stat_open_pidfd(r->child.pidfd) :
+				   rg_task_stat_open(r->child.pid);
 	r->child.run_delay_base = rg_task_run_delay(r->child.stat_fd);
 	if (rg_supervisor_start(&r->sup, err) < 0)
 		return -1;
-	return rg_slot_start(r->slot, &r->child, err);
+	return rg_spawn_release(&r->child, err);
 }
 
 static bool killed_by_cpu_rlimit(const struct run *r, int sig)
@@ -386,9 +380,6 @@ static int read_stats(struct run *r, struct rg_error *err)
 	if (rg_cgroup_read_stats(r->slot->cgroup, &st, err) < 0)
 		return -1;
 	rg_slot_correct_stats(r->slot, &st);
-	if (st.cpu_ns >= 0 && r->child.setup_cpu_ns > 0)
-		st.cpu_ns = st.cpu_ns > r->child.setup_cpu_ns ?
-				    st.cpu_ns - r->child.setup_cpu_ns : 0;
 	own_cpu_wait(r, &st);
 	rg_waits_set(res, st.wait_ns, st.wait_method);
 	rg_host_waits_read(&r->host, res);
@@ -425,22 +416,6 @@ static bool reached_memory_limit(const struct run *r)
 		r->result->memory_bytes >= limit - limit / 10);
 }
 
-/*
- * From the release, or from a prepared child's execve (spawn.h): its
- * set-up after the release is not the run's.
- */
-static double wall_time(const struct run *r)
-{
-	const struct timespec *start = &r->sup.start;
-	int64_t start_ns = (int64_t)start->tv_sec * 1000000000 + start->tv_nsec;
-	int64_t exec_ns = r->child.exec_ns;
-	double wall = timespec_diff(start, &r->sup.end);
-
-	if (exec_ns > start_ns && (double)(exec_ns - start_ns) / 1e9 < wall)
-		wall -= (double)(exec_ns - start_ns) / 1e9;
-	return wall;
-}
-
 /* After the child is gone: nothing of the run may survive it. */
 static int collect(struct run *r, struct rg_error *err)
 {
@@ -454,9 +429,10 @@ static int collect(struct run *r, struct rg_error *err)
 		res->stream_bytes[i] = r->streams[i].consumed;
 		res->stream_truncated[i] = rg_stream_truncated(&r->streams[i]);
 	}
-	res->outcome = r->exec_failed ? RG_OUTCOME_EXEC_FAILED :
-					RG_OUTCOME_COMPLETED;
-	res->wall_time = wall_time(r);
+	res->outcome = rg_spawn_exec_failed(&r->child, &res->exec_errno) ?
+			       RG_OUTCOME_EXEC_FAILED :
+			       RG_OUTCOME_COMPLETED;
+	res->wall_time = timespec_diff(&r->sup.start, &r->sup.end);
 	res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
 	res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
 	if (read_stats(r, err) < 0)
@@ -600,8 +576,7 @@ static int init_supervisor(struct run *r, struct rg_error *err)
 	int signal_fd = r->signal_fd;
 
 	r->signal_fd = -1;
-	if (!r->host_opened)
-		rg_host_waits_open(&r->host);
+	rg_host_waits_open(&r->host);
 	if (rg_supervisor_init(&r->sup, r->cfg, signal_fd, err) < 0)
 		return -1;
 	r->sup_ready = true;
@@ -614,7 +589,6 @@ static enum rg_outcome run_child(struct run *r, const int dest[2],
 				 struct rg_error *err)
 {
 	bool setup_failed = false;
-	int rc;
 
 	if (init_supervisor(r, err) < 0)
 		return RG_OUTCOME_ERROR;
@@ -626,11 +600,6 @@ static enum rg_outcome run_child(struct run *r, const int dest[2],
 	if (rg_supervisor_run(&r->sup, err) < 0)
 		return RG_OUTCOME_ERROR;
 	r->reaped = true;
-	rc = rg_spawn_read_reports(r->cfg, &r->child, &r->result->exec_errno,
-				   err);
-	if (rc < 0)
-		return collect_setup_failure(r); /* after a prepared start */
-	r->exec_failed = rc == 1;
 	if (collect(r, err) < 0)
 		return RG_OUTCOME_ERROR;
 	return r->result->outcome;
@@ -783,15 +752,6 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.signal_fd = p->signal_fd;
 	r.notify_sock = p->notify_sock;
 	r.supervisor_in_slot = true;
-	if (p->sup) {
-		r.sup = *p->sup;
-		p->sup->opened = false;
-	}
-	if (p->host) {
-		r.host = *p->host;
-		r.host_opened = true;
-		rg_host_waits_init(p->host);
-	}
 	outcome = run_child(&r, dest, err);
 	result->outcome = run_outcome(&r, outcome, err);
 	return result->outcome;

@@ -12,9 +12,7 @@
 #include "config.h"
 #include "spawn.h"
 
-struct rg_host_waits;
 struct rg_slot;
-struct rg_supervisor;
 
 struct rg_planned_run {
 	/* plain data (rg_config_plain) with the run's fds set */
@@ -23,13 +21,6 @@ struct rg_planned_run {
 	struct rg_slot *slot;             /* the runner's own */
 	int signal_fd;   /* signals the client passes on (supervise.h) */
 	int notify_sock; /* supervise.h; -1 */
-	/*
-	 * Made before the run came, or NULL; taken over (closed with the
-	 * run): the event loop (rg_supervisor_open) and the host's pressure
-	 * files (rg_host_waits_open).
-	 */
-	struct rg_supervisor *sup;
-	struct rg_host_waits *host;
 };
 
 /* Fills result as rg_run() does; the slot's release is the caller's. */

@@ -52,14 +52,6 @@ int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 	return rg_spawn(plan, child, err);
 }
 
-int rg_slot_start(struct rg_slot *slot, struct rg_child *child,
-		  struct rg_error *err)
-{
-	if (slot->ops->start)
-		return slot->ops->start(slot, child, err);
-	return rg_spawn_release(child, err);
-}
-
 int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 		 struct rusage *ru, struct rg_error *err)
 {

@@ -57,12 +57,6 @@ struct rg_slot_ops {
 	/* Start the child. Optional: clone3 here (rg_spawn). */
 	int (*spawn)(struct rg_slot *slot, const struct rg_child_plan *plan,
 		     struct rg_child *child, struct rg_error *err);
-	/*
-	 * Let the spawned child exec: the timed window is open. Optional: a
-	 * byte on its go pipe (rg_spawn_release).
-	 */
-	int (*start)(struct rg_slot *slot, struct rg_child *child,
-		     struct rg_error *err);
 	/* Reap the exited child. Optional: wait4. */
 	int (*reap)(struct rg_slot *slot, struct rg_child *child, int *status,
 		    struct rusage *ru, struct rg_error *err);
@@ -118,11 +112,9 @@ int rg_slot_acquire_pooled(const struct rg_config *cfg,
 /* See rg_slot_ops.prewarm. */
 void rg_slot_prewarm(struct rg_slot *slot, const struct rg_config *cfg);
 
-/* See rg_slot_ops.spawn, .start, .reap, .kill_run and .correct_stats. */
+/* See rg_slot_ops.spawn, .reap, .kill_run and .correct_stats. */
 int rg_slot_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 		  struct rg_child *child, struct rg_error *err);
-int rg_slot_start(struct rg_slot *slot, struct rg_child *child,
-		  struct rg_error *err);
 int rg_slot_reap(struct rg_slot *slot, struct rg_child *child, int *status,
 		 struct rusage *ru, struct rg_error *err);
 int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err);

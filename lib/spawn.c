@@ -150,8 +150,6 @@ void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 	child->stat_fd = -1;
 	child->run_delay_base = child->run_delay_end = -1;
 	child->setup_maxrss_kib = -1;
-	child->ready_after_release = false;
-	child->exec_ns = child->setup_cpu_ns = -1;
 	rg_close_fd(&p->report[1]);
 	rg_close_fd(&p->go[0]);
 	rg_close_fd(&p->out[0][1]);
@@ -166,15 +164,6 @@ static ssize_t read_report(int fd, struct rg_report *r)
 		n = read(fd, r, sizeof(*r));
 	} while (n < 0 && errno == EINTR);
 	return n;
-}
-
-static int child_failed(const struct rg_report *r, struct rg_error *err)
-{
-	char message[sizeof(r->message)];
-
-	memcpy(message, r->message, sizeof(message));
-	message[sizeof(message) - 1] = '\0';
-	return rg_fail(err, r->errnum, "%s", message);
 }
 
 int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
@@ -196,8 +185,10 @@ int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
 		return 0;
 	}
 	*setup_failed = true;
-	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_SETUP_FAILED)
-		return child_failed(&r, err);
+	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_SETUP_FAILED) {
+		r.message[sizeof(r.message) - 1] = '\0';
+		return rg_fail(err, r.errnum, "%s", r.message);
+	}
 	if (n < 0)
 		return rg_fail(err, errno, "reading the child's report");
 	return rg_fail(err, 0, "child died during set-up");
@@ -216,8 +207,7 @@ int rg_spawn_release(struct rg_child *child, struct rg_error *err)
 	return 0;
 }
 
-int rg_spawn_read_reports(const struct rg_config *cfg, struct rg_child *child,
-			  int *errnum, struct rg_error *setup_err)
+int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
 {
 	struct rg_report r;
 	int flags = fcntl(child->report_fd, F_GETFL);
@@ -225,20 +215,10 @@ int rg_spawn_read_reports(const struct rg_config *cfg, struct rg_child *child,
 	/* the child is gone: never block here */
 	if (flags >= 0)
 		fcntl(child->report_fd, F_SETFL, flags | O_NONBLOCK);
-	while (read_report(child->report_fd, &r) == (ssize_t)sizeof(r)) {
-		r.message[sizeof(r.message) - 1] = '\0';
-		if (r.kind == RG_REPORT_WARNING) {
-			rg_log(cfg, RG_LOG_WARNING, "%s", r.message);
-		} else if (r.kind == RG_REPORT_READY) {
-			child->setup_maxrss_kib = r.maxrss_kib;
-			child->exec_ns = r.exec_ns;
-			child->setup_cpu_ns = r.setup_cpu_ns;
-		} else if (r.kind == RG_REPORT_SETUP_FAILED) {
-			return child_failed(&r, setup_err);
-		} else if (r.kind == RG_REPORT_EXEC_FAILED) {
-			*errnum = r.errnum;
-			return 1;
-		}
+	if (read_report(child->report_fd, &r) == (ssize_t)sizeof(r) &&
+	    r.kind == RG_REPORT_EXEC_FAILED) {
+		*errnum = r.errnum;
+		return 1;
 	}
 	return 0;
 }

@@ -86,19 +86,11 @@ enum rg_report_kind {
 	RG_REPORT_WARNING = 4, /* set-up goes on */
 };
 
-/*
- * One record on the report pipe; smaller than PIPE_BUF, so atomic. A
- * prepared child (rg_child_fds.prepared) sends READY after the release,
- * just before execve, and does not wait: with the time it did so and the
- * CPU its set-up took since the release, both of which the run's numbers
- * then leave out.
- */
+/* One record on the report pipe; smaller than PIPE_BUF, so atomic. */
 struct rg_report {
 	int kind;
 	int errnum;
 	int64_t maxrss_kib; /* READY: the child's own so far (getrusage) */
-	int64_t exec_ns;    /* READY of a prepared child: CLOCK_MONOTONIC */
-	int64_t setup_cpu_ns; /* and its CPU since the release */
 	char message[512];
 };
 
@@ -121,13 +113,6 @@ struct rg_child {
 	 * margin) is not the command's.
 	 */
 	int64_t setup_maxrss_kib;
-	/*
-	 * A prepared child (rg_child_fds.prepared): it sends READY only
-	 * after the release, read with its exit (rg_spawn_read_reports),
-	 * which fills exec_ns and setup_cpu_ns (-1: not known).
-	 */
-	bool ready_after_release;
-	int64_t exec_ns, setup_cpu_ns;
 };
 
 /* The pipe ends as the child sees them. */
@@ -136,15 +121,6 @@ struct rg_child_fds {
 	int go_fd;        /* read end of the barrier pipe */
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
-	/*
-	 * rg_child_prepare() ran before the run came (a resident slot's
-	 * waiting child, keeper_child.h): no setsid, bounding set, OOM score
-	 * or syscall filter again, and no wait for a release, which came
-	 * already, at released_cpu_ns of our CPU time.
-	 */
-	bool prepared;
-	int64_t released_cpu_ns;
-	struct rlimit rlimits[RLIM_NLIMITS]; /* ours then: only others set */
 };
 
 /* The four pipes between parent and child: [0] read end, [1] write end. */
@@ -174,20 +150,6 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			     const struct rg_child_fds *fds);
 
 /*
- * In a child that waits for its run (keeper_child.h): what of the set-up
- * needs no run (a new session, OOM score, bounding and ambient sets,
- * no_new_privs, the syscall filter if not NULL), done before the run
- * comes, and our limits read into rlimits (rg_child_fds.rlimits). 0, or
- * -1 with *step and *errnum as rg_privs_drop's.
- */
-int rg_child_prepare(const struct sock_fprog *seccomp, int cap_last,
-		     struct rlimit rlimits[RLIM_NLIMITS], const char **step,
-		     int *errnum);
-
-/* The calling thread's CPU time, ns. */
-int64_t rg_thread_cpu_ns(void);
-
-/*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,
  * directly into the slot's cgroup). On failure nothing is left open.
  */
@@ -206,13 +168,10 @@ int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
 int rg_spawn_release(struct rg_child *child, struct rg_error *err);
 
 /*
- * After the child is gone, what it reported since READY: 1 with *errnum
- * set if execve failed, 0 if not. A prepared child's READY (its timing),
- * warnings (logged) and set-up failure come here too: -1 with the
- * child's message in setup_err when its set-up failed after the release.
+ * After the child is gone: did execve fail? Returns 1 with *errnum set,
+ * 0 if not.
  */
-int rg_spawn_read_reports(const struct rg_config *cfg, struct rg_child *child,
-			  int *errnum, struct rg_error *setup_err);
+int rg_spawn_exec_failed(struct rg_child *child, int *errnum);
 
 /* Close what is still open (pipes, pidfd). The child must be reaped. */
 void rg_child_close(struct rg_child *child);

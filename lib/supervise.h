@@ -56,7 +56,6 @@ struct rg_supervisor {
 	int64_t self_delay_ns;
 	int64_t self_window_delay_ns;
 	int64_t self_start_delay, self_wait_delay; /* at start, at epoll */
-	bool opened; /* rg_supervisor_open() ran */
 	bool exited;
 	bool aborting;
 	bool wall_hard_hit;
@@ -66,15 +65,8 @@ struct rg_supervisor {
 };
 
 /*
- * Create the fds that need no run (the event loop, its timers), before
- * the run comes (a resident slot's runner); else rg_supervisor_init does.
- */
-int rg_supervisor_open(struct rg_supervisor *sup, struct rg_error *err);
-
-/*
- * Create the rest (before the child exists, outside the timed window).
- * signal_fd: a signalfd for the handled signals (taken over, closed on
- * failure too), or -1. sup: zeroed, or opened by rg_supervisor_open.
+ * Create the fds (before the child exists, outside the timed window).
+ * signal_fd: a signalfd for the handled signals (taken over), or -1.
  */
 int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 		       int signal_fd, struct rg_error *err);

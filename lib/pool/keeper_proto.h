@@ -27,7 +27,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 9u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 8u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,

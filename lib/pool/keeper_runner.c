@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,18 +15,14 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "keeper_child.h"
 #include "keeper_proto.h"
 #include "ns.h"
 #include "pool.h"
-#include "privs.h"
 #include "result.h"
 #include "run.h"
 #include "slot.h"
-#include "supervise.h"
 #include "syscall_filter.h"
 #include "util.h"
-#include "waits.h"
 
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
@@ -39,21 +34,6 @@ struct runner_slot {
 	uint64_t held;       /* charged before us: the keeper's */
 	int64_t cpu_at_hold; /* our CPU as the timed window opened, ns */
 	uint64_t memory_limit; /* the run's own */
-	struct rg_waiting_child *waiting; /* ahead of the run, or none */
-	const int *go_fds; /* what its release carries (keeper_child.h) */
-};
-
-/*
- * Made ahead of the call (rg_runner_main): what the slot held then, and
- * the run's child, waiting.
- */
-struct ahead {
-	int ready; /* 0, or -1 with err: the slot refuses runs */
-	struct rg_error err;
-	uint64_t held;
-	struct rg_waiting_child child;
-	struct rg_supervisor sup; /* opened, or not (then the run opens it) */
-	struct rg_host_waits host;
 };
 
 /* The reply is large (its log): not on the stack of a forked process. */
@@ -75,27 +55,11 @@ static int64_t own_cpu_ns(void)
 static int runner_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 			struct rg_child *child, struct rg_error *err)
 {
-	struct runner_slot *rs = to_runner(slot);
 	struct rg_child_plan p = *plan;
 
-	if (rg_waiting_child_fits(rs->waiting, plan->seccomp != NULL)) {
-		rg_waiting_child_take(rs->waiting, child);
-		return 0;
-	}
-	/* one that cannot serve this run (the filter, say): a new one */
-	rg_waiting_child_discard(rs->waiting);
 	/* born in the slot's cgroup and namespaces: it joins none */
-	p.slot = &rs->child_slot;
+	p.slot = &to_runner(slot)->child_slot;
 	return rg_spawn(&p, child, err);
-}
-
-static int runner_start(struct rg_slot *slot, struct rg_child *child,
-			struct rg_error *err)
-{
-	if (child->ready_after_release)
-		return rg_waiting_child_release(child, to_runner(slot)->go_fds,
-						err);
-	return rg_spawn_release(child, err);
 }
 
 static int runner_hold(struct rg_slot *slot, pid_t child, struct rg_error *err)
@@ -125,13 +89,6 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
 {
 	const struct timespec pause = { .tv_nsec = 1000000 };
 
-	/*
-	 * No child of ours left: nobody is in the namespace (an orphan
-	 * would be ours), and kill(-1) would only walk the host's tasks.
-	 */
-	if (to_runner(slot)->child_reaped &&
-	    waitpid(-1, NULL, __WALL | WNOHANG) < 0 && errno == ECHILD)
-		return 0;
 	kill(-1, SIGKILL);
 	if (!to_runner(slot)->child_reaped)
 		return 0;
@@ -202,7 +159,6 @@ static int runner_release(struct rg_slot *slot, struct rg_error *err)
 
 static const struct rg_slot_ops runner_slot_ops = {
 	.spawn = runner_spawn,
-	.start = runner_start,
 	.hold = runner_hold,
 	.reap = runner_reap,
 	.kill_run = runner_kill,
@@ -213,7 +169,7 @@ static const struct rg_slot_ops runner_slot_ops = {
 static const struct rg_slot_ops child_slot_ops = { 0 };
 
 static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
-			     const struct rg_wire_plan *w, struct ahead *ahead)
+			     const struct rg_wire_plan *w, uint64_t held)
 {
 	memset(rs, 0, sizeof(*rs));
 	rg_slot_init(&rs->slot, &runner_slot_ops);
@@ -222,8 +178,7 @@ static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
 	rg_slot_init(&rs->child_slot, &child_slot_ops);
 	rs->child_slot.namespaces_outlive_run = true;
 	rs->memory_limit = w->cfg.memory_limit;
-	rs->held = ahead->held;
-	rs->waiting = &ahead->child;
+	rs->held = held;
 	/* a peak that cannot be reset (v2 5.19-6.11): lease.c open_cgroup */
 	if (!w->cfg.pool_v2_exact_peak)
 		rg_cgroup_sample_unresettable_peak(cg);
@@ -300,32 +255,25 @@ static void tell_keeper(const struct rg_runner_args *a, char news)
 }
 
 /* The run of RUN's fds, supervised here; the result goes to the client. */
-static void run(const struct rg_runner_args *a, struct ahead *ahead, int conn,
-		int *fds)
+static void run(const struct rg_runner_args *a, int conn, int *fds)
 {
 	struct rg_error err = { 0 };
 	enum rg_outcome outcome = RG_OUTCOME_ERROR;
-	const int go_fds[] = { fds[RG_KEEPER_FD_PLAN], fds[RG_KEEPER_FD_STDIN],
-			       fds[RG_KEEPER_FD_CWD] };
 	struct rg_planned_run planned;
 	struct rg_wire_plan w;
 	struct runner_slot rs;
 	struct rg_config cfg;
+	uint64_t held;
 	int signal_fd;
 
-	if (ahead->ready < 0) {
-		refuse_run(conn, &ahead->err);
-		return;
-	}
-	if (rg_keeper_slot_check(a->slot, &err) < 0 ||
-	    rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0) {
+	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
+	    rg_keeper_slot_ready(a->slot, &held, &err) < 0) {
 		refuse_run(conn, &err);
 		return;
 	}
 	tell_keeper(a, RG_RUNNER_RAN);
 	runner_config(&w, fds, &cfg);
-	runner_slot_init(&rs, a->slot->cgroup, &w, ahead);
-	rs.go_fds = go_fds;
+	runner_slot_init(&rs, a->slot->cgroup, &w, held);
 	w.plan.stdin_fd = cfg.input.fd;
 	w.caller.cwd_fd = fds[RG_KEEPER_FD_CWD];
 	w.plan.caller = &w.caller;
@@ -342,8 +290,6 @@ static void run(const struct rg_runner_args *a, struct ahead *ahead, int conn,
 			.slot = &rs.slot,
 			.signal_fd = signal_fd,
 			.notify_sock = signal_fd,
-			.sup = ahead->sup.opened ? &ahead->sup : NULL,
-			.host = &ahead->host,
 		};
 		outcome = rg_run_planned(&planned, &reply.result, &err);
 	}
@@ -352,11 +298,7 @@ static void run(const struct rg_runner_args *a, struct ahead *ahead, int conn,
 	for (int i = 0; i < RG_KEEPER_RUN_FDS; i++)
 		rg_close_fd(&fds[i]);
 	send_reply(conn, outcome, &err);
-	/*
-	 * Our exit (the PID namespace's end, our memory's) may run on the
-	 * client's CPU before the client reads the reply: after it.
-	 */
-	sched_yield();
+	tell_keeper(a, RG_RUNNER_REPLIED);
 }
 
 /* HELLO's, KILL's and SCRUB's reply. */
@@ -373,16 +315,12 @@ static void answer(int conn, int errnum, const char *message,
 	rg_keeper_send(conn, &r, sizeof(r), NULL, 0);
 }
 
-/*
- * In the slot's IPC and net namespaces already: no setns. Not with our
- * waiting child's socket in the count: the run forks its child anew.
- */
-static void scrub(struct ahead *ahead, int conn)
+/* In the slot's IPC and net namespaces already: no setns. */
+static void scrub(int conn)
 {
 	struct rg_ns_scrub report;
 	struct rg_error err;
 
-	rg_waiting_child_discard(&ahead->child);
 	if (rg_ns_scrub_here(&report, &err) < 0)
 		answer(conn, err.errnum ? err.errnum : EIO, err.message, NULL);
 	else
@@ -393,8 +331,7 @@ static void scrub(struct ahead *ahead, int conn)
  * One client, until its RUN is answered or it goes. Nothing of a run is
  * out before RUN: KILL has nothing to end.
  */
-static void serve(const struct rg_runner_args *a, struct ahead *ahead,
-		  int conn)
+static void serve(const struct rg_runner_args *a, int conn)
 {
 	struct rg_keeper_request req;
 	int fds[RG_KEEPER_RUN_FDS];
@@ -410,11 +347,11 @@ static void serve(const struct rg_runner_args *a, struct ahead *ahead,
 		if (req.version != RG_KEEPER_PROTO_VERSION) {
 			snprintf(message, sizeof(message), "a keeper of "
 				 "another runguard build (protocol %u, this "
-				 "is %u)", req.version,
-				 RG_KEEPER_PROTO_VERSION);
+				 "is %u)", RG_KEEPER_PROTO_VERSION,
+				 req.version);
 			answer(conn, EPROTO, message, NULL);
 		} else if (req.op == RG_KEEPER_RUN && nfds == RG_KEEPER_RUN_FDS) {
-			run(a, ahead, conn, fds);
+			run(a, conn, fds);
 			return;
 		} else if (req.op == RG_KEEPER_RUN) {
 			struct rg_error err = { .errnum = EPROTO };
@@ -426,7 +363,7 @@ static void serve(const struct rg_runner_args *a, struct ahead *ahead,
 			   req.op == RG_KEEPER_KILL) {
 			answer(conn, 0, NULL, NULL);
 		} else if (req.op == RG_KEEPER_SCRUB) {
-			scrub(ahead, conn);
+			scrub(conn);
 		} else {
 			answer(conn, EPROTO, "keeper: an unknown request", NULL);
 		}
@@ -477,36 +414,9 @@ static int take_client(const struct rg_runner_args *a)
 	}
 }
 
-/*
- * Before the call: what the slot holds (charged before the run's child
- * exists: taken off the run's peak), and the run's child, waiting with
- * the syscall filter runs have by default.
- */
-static void prepare(const struct rg_runner_args *a, struct ahead *ahead)
-{
-	const struct sock_fprog *filter = NULL;
-	struct rg_error ignored;
-	int cap_last;
-
-	memset(ahead, 0, sizeof(*ahead));
-	ahead->child.pidfd = ahead->child.go_sock = ahead->child.stat_fd = -1;
-	rg_host_waits_open(&ahead->host);
-	if (rg_supervisor_open(&ahead->sup, &ignored) < 0)
-		memset(&ahead->sup, 0, sizeof(ahead->sup));
-	ahead->ready = rg_keeper_slot_held(a->slot, &ahead->held,
-					   &ahead->err);
-	cap_last = rg_privs_cap_last(&ignored);
-	if (ahead->ready < 0 || cap_last < 0 ||
-	    rg_seccomp_program(&filter, true, &ignored) < 0 ||
-	    rg_waiting_child_fork(&ahead->child, filter, cap_last,
-				  &ignored) < 0)
-		ahead->child.pid = 0; /* the run forks its child then */
-}
-
 _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	struct ahead ahead;
 	int conn;
 
 	/* first: ps and the keeper's own lookups tell us from the keeper */
@@ -514,7 +424,6 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	rg_result_init(&reply.result); /* if no run gets as far */
 	/* the keeper ignores SIGCHLD: our children are ours to reap */
 	sigaction(SIGCHLD, &dfl, NULL);
-	prepare(a, &ahead);
 	conn = take_client(a);
 	/*
 	 * The next client is the next runner's, once the slot is reset. fd 0
@@ -523,7 +432,7 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	 */
 	dup2(STDOUT_FILENO, a->listen_fd);
 	close(a->keeper_fd);
-	serve(a, &ahead, conn);
+	serve(a, conn);
 	/* our PID namespace, empty already, goes with us */
 	_exit(0);
 }

@@ -21,7 +21,8 @@
 #include "keeper_slot.h"
 
 /* what the runner tells its keeper through news_fd, a byte each */
-#define RG_RUNNER_RAN 'r' /* a run went out: the slot needs a reset */
+#define RG_RUNNER_RAN 'r'     /* a run went out: the slot needs a reset */
+#define RG_RUNNER_REPLIED 'a' /* its result was sent */
 
 struct rg_runner_args {
 	struct rg_keeper_slot *slot; /* the keeper's, copied by the fork */

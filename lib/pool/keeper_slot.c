@@ -45,14 +45,11 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 	return 0;
 }
 
-int rg_keeper_slot_check(struct rg_keeper_slot *ks, struct rg_error *err)
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
+			 struct rg_error *err)
 {
-	return rg_cgroup_keep_private(ks->cgroup, err);
-}
-
-int rg_keeper_slot_held(struct rg_keeper_slot *ks, uint64_t *held,
-			struct rg_error *err)
-{
+	if (rg_cgroup_keep_private(ks->cgroup, err) < 0)
+		return -1;
 	if (rg_cgroup_memory_usage(ks->cgroup, held, err) < 0)
 		*held = 0;
 	/*

@@ -30,19 +30,14 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 			const char *name, struct rg_error *err);
 
 /*
- * In a runner, before its call: what is charged to the slot now, the
- * keeper's and the runner's own, less the page cache a reset may leave
- * (*held: a peak never reads below the run's, and up to
- * RG_CACHE_LEFT_MAX above).
+ * Before a run, in its runner: the cgroup root's alone again if it was
+ * chmod'ed since (rg_cgroup_keep_private: no run reads another's
+ * counters), and what is charged to it now, the keeper's and the
+ * runner's own, less the page cache a reset may leave (*held: a peak
+ * never reads below the run's, and up to RG_CACHE_LEFT_MAX above).
  */
-int rg_keeper_slot_held(struct rg_keeper_slot *ks, uint64_t *held,
-			struct rg_error *err);
-
-/*
- * As the call comes: the cgroup root's alone again if it was chmod'ed
- * since (rg_cgroup_keep_private: no run reads another's counters).
- */
-int rg_keeper_slot_check(struct rg_keeper_slot *ks, struct rg_error *err);
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
+			 struct rg_error *err);
 
 /*
  * After a run (its runner and with it every process of the run gone): the
