@@ -336,6 +336,12 @@ def procs_of_uid(uid):
     return result
 
 
+def sanitizer_build():
+    """The -fsanitize= of the build under test (RG_SANITIZE), or None."""
+    value = os.environ.get('RG_SANITIZE', 'none')
+    return None if value == 'none' else value
+
+
 def wait_until(pred, timeout, interval=0.05):
     """Poll pred() until it returns a falsy value or timeout; return last."""
     deadline = time.monotonic() + timeout

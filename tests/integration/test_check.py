@@ -542,11 +542,11 @@ class CheckLibraryTest(RGTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        if os.environ.get('RG_SANITIZE', 'none') != 'none':
+        if rgtest.sanitizer_build():
             raise unittest.SkipTest(
                 'librunguard is built with -fsanitize=%s: python cannot '
                 'load it (the ASan runtime must come first); the plain '
-                'build runs this' % os.environ['RG_SANITIZE'])
+                'build runs this' % rgtest.sanitizer_build())
         lib = os.path.join(os.path.dirname(os.path.dirname(RUNGUARD)),
                            'lib', 'librunguard.so.0')
         cls.lib = ctypes.CDLL(lib)

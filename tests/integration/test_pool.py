@@ -2765,12 +2765,6 @@ def slot_pids(pool_cgroup, comm):
     return sorted(set(pids))
 
 
-def sanitizer_build():
-    """The -fsanitize= of the build under test, or None."""
-    value = os.environ.get('RG_SANITIZE', 'none')
-    return None if value == 'none' else value
-
-
 def keeper_pids(pool_cgroup):
     """The keepers (comm runguard-keeper) in the pool's memory cgroups; not
     a runner its keeper forked that has not named itself yet."""
@@ -2900,11 +2894,12 @@ class ResidentSlotTest(PoolTestCase):
         used. The kernel charges in per-CPU batches of 64 pages: which
         CPUs a run touched moves either mode's figure by a batch, so the
         least of a few runs of each is compared."""
-        if sanitizer_build():
+        sanitize = rgtest.sanitizer_build()
+        if sanitize:
             # its runner allocates through the sanitizer's own allocator:
             # hundreds of KiB a run, charged to the slot, no build's own
             self.skipTest('a -fsanitize=%s build\'s runner is no '
-                          'measure of a run\'s memory' % sanitizer_build())
+                          'measure of a run\'s memory' % sanitize)
         hog = self.prg('-t', '20', self.prog('memhog'), '16', meta='meta-hog')
         self.assertPoolMeta(hog)
         self.assertIn('allocated 16 MiB', hog.stdout, hog.describe())
@@ -2941,11 +2936,11 @@ class ResidentSlotTest(PoolTestCase):
         loop of them."""
         runs = 16  # a page each: 64 KiB in all
         hello = self.prog('static-hello')
-        if sanitizer_build():
+        if rgtest.sanitizer_build():
             # the sanitizer's allocator leaves hundreds of KiB a run in
             # the slot: a reclaim after each is due there
             self.skipTest('a -fsanitize=%s build\'s runner leaves more '
-                          'than a page' % sanitizer_build())
+                          'than a page' % rgtest.sanitizer_build())
         if fs_name(self.tdir) == 'tmpfs':
             # as tmpfs pages they cannot be reclaimed: the slot's cgroup
             # is made again after each run that leaves one (docs/pool.md)
