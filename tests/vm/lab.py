@@ -250,13 +250,15 @@ def cache_dir(build):
     return os.path.join(lab_dir(build), 'cache')
 
 
-def kernel_cmdline(mode, nonce):
+def kernel_cmdline(mode, nonce, extra=()):
     args = ['console=ttyS0', 'panic=-1', 'oops=panic', 'quiet',
             'loglevel=3', 'random.trust_cpu=on', 'nokaslr',
             'rglab=' + nonce]
     if mode == 'v2':
         # As on a unified host: no v1 hierarchy can take a controller.
         args.append('cgroup_no_v1=all')
+    # Last: the kernel takes the last of a repeated parameter (loglevel=).
+    args += list(extra)
     return ' '.join(args)
 
 
@@ -285,7 +287,8 @@ def boot_once(build, series, mode, body, opts, echo):
         os.unlink(serial)
     probe_cache = os.path.join(cache_dir(build), 'kvm-probe')
     accel = 'kvm' if qemu.kvm_usable(kernel.vmlinuz, probe_cache) else 'tcg'
-    res = qemu.boot(kernel.vmlinuz, initrd, kernel_cmdline(mode, nonce),
+    res = qemu.boot(kernel.vmlinuz, initrd,
+                    kernel_cmdline(mode, nonce, opts.kernel_arg),
                     nonce, opts.smp, opts.memory, opts.timeout, accel, serial,
                     os.path.join(work, 'console-%s.log' % tag), echo)
     res.tag = tag
@@ -369,6 +372,10 @@ def parse_args(argv):
         s.add_argument('-q', '--quiet', action='store_true')
         s.add_argument('--no-compile', action='store_true',
                        help='do not run meson compile first')
+        s.add_argument('--kernel-arg', action='append', default=[],
+                       metavar='ARG',
+                       help='append ARG to the guest kernel command line '
+                       '(e.g. loglevel=7 softlockup_panic=1)')
         if verb == 'run':
             s.add_argument('-k', '--kernel', required=True,
                            choices=sorted(kernels.SUITES))

@@ -255,5 +255,20 @@ class TestSelectionTest(unittest.TestCase):
                 lab.parse_tests(bad)
 
 
+class KernelCmdlineTest(unittest.TestCase):
+    def test_extra_args_come_last_so_they_win(self):
+        line = lab.kernel_cmdline('v2', 'abc', ['loglevel=7']).split()
+        self.assertIn('cgroup_no_v1=all', line)
+        self.assertEqual(line[-1], 'loglevel=7')
+        self.assertLess(line.index('loglevel=3'), line.index('loglevel=7'))
+
+    def test_option_is_parsed(self):
+        opts = lab.parse_args(['run', '-k', '6.1', '-c', 'v1',
+                               '--kernel-arg', 'loglevel=7',
+                               '--kernel-arg', 'softlockup_panic=1'])
+        self.assertEqual(opts.kernel_arg, ['loglevel=7', 'softlockup_panic=1'])
+        self.assertEqual(lab.parse_args(['matrix']).kernel_arg, [])
+
+
 if __name__ == '__main__':
     unittest.main(verbosity=2)
