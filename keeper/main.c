@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* runguard-keeper: a pool slot's resident process (lib/pool/keeper.h). */
-#include "keeper_server.h"
+#include "pool/pool.h"
 
 int main(int argc, char **argv)
 {

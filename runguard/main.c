@@ -18,10 +18,10 @@
 #include <runguard/pool.h>
 #include <runguard/runguard.h>
 
-#include "check.h"
+#include "check_command.h"
 #include "config_map.h"
-#include "error.h"
-#include "log.h"
+#include "base/base.h"
+#include "cli_log.h"
 #include "options.h"
 #include "pool_admin.h"
 #include "settings.h"

@@ -16,7 +16,7 @@
 
 #include <runguard/pool.h>
 
-#include "error.h"
+#include "base/base.h"
 #include "parse.h"
 #include "users.h"
 

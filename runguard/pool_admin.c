@@ -5,7 +5,7 @@
 
 #include <runguard/pool.h>
 
-#include "error.h"
+#include "base/base.h"
 #include "pool_show.h"
 #include "rg-build-config.h"
 

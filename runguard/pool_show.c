@@ -10,7 +10,7 @@
 
 #include <runguard/pool.h>
 
-#include "error.h"
+#include "base/base.h"
 #include "json.h"
 
 static const char *state_name(enum rg_pool_slot_state state)

@@ -12,7 +12,7 @@
 
 #include <runguard/pool.h>
 
-#include "error.h"
+#include "base/base.h"
 #include "parse.h"
 
 void rg_cli_settings_defaults(struct rg_cli_settings *s)

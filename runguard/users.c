@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "accounts.h"
-#include "error.h"
+#include "base/base.h"
 
 /* (uid_t)-1 and (gid_t)-1 mean "no change" to the kernel: never valid. */
 #define RG_MAX_ID ((long)UINT32_MAX - 1)

@@ -20,7 +20,9 @@
 #include <sys/types.h>
 
 #include <runguard/runguard.h>
-#include "psi.h"
+
+#include "cgroup/cgroup_probe.h"
+#include "cgroup/psi.h"
 
 enum rg_cgroup_mode {
 	RG_CGROUP_V1 = 1,
@@ -122,6 +124,8 @@ int rg_cgroup_create(const char *parent, const char *name, bool want_cpuset,
 int rg_cgroup_open(const char *parent, const char *name, bool want_cpuset,
 		   bool own_parent, struct rg_cgroup **out,
 		   struct rg_error *err);
+/* This process made every directory of cg: no earlier run used them. */
+bool rg_cgroup_fresh(const struct rg_cgroup *cg);
 
 /* Write the limits selected by limits->set (none: no write at all). */
 int rg_cgroup_apply_limits(struct rg_cgroup *cg,

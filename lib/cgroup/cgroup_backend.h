@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to cgroup.c, cgroup_v1.c and cgroup_v2.c: the backend operations
+ * Private to dispatch.c, cgroup_v1.c and cgroup_v2.c: the backend operations
  * behind struct rg_cgroup and the small helpers both backends share.
  */
 #ifndef RG_CGROUP_BACKEND_H
@@ -12,13 +12,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "cgroup.h"
-#include "cgroup_probe.h"
-#include "psi.h"
-#include "util.h"
-
-/* Enough for every small control file we read (lists, keyed stats). */
-#define RG_CG_BUF 4096
+#include "cgroup/cgroup.h"
+#include "cgroup/cgroup_probe.h"
+#include "cgroup/psi.h"
+#include "base/base.h"
 
 /* Bounds of the waiting loops. */
 #define RG_CG_KILL_TIMEOUT_MS 5000
@@ -160,10 +157,6 @@ bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
 bool rg_cg_holds_unreclaimable(int memory_stat_fd);
 /* key's growth since base (UINT64_MAX: no base), or -1 when unknown */
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
-/* Whole small file, trailing newline stripped. */
-int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,
-		    struct rg_error *err);
-
 /*
  * openat(dir_fd, file, flags | O_CLOEXEC) into *fd. When optional, a
  * missing file leaves *fd at -1 and is not an error.
@@ -215,8 +208,5 @@ void rg_cg_backoff_init(struct rg_cg_backoff *b, long first_us,
 bool rg_cg_backoff_sleep(struct rg_cg_backoff *b);
 /* Milliseconds left (0 when past the deadline). */
 int rg_cg_backoff_left_ms(const struct rg_cg_backoff *b);
-
-/* word in a list separated by spaces or newlines (subtree_control, procs). */
-bool rg_cg_list_has(const char *list, const char *word);
 
 #endif

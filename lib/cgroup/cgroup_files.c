@@ -4,7 +4,7 @@
  * writing control files, keyed statistics, cgroup directories, signalling
  * the tasks of a cgroup and bounded waiting.
  */
-#include "cgroup_backend.h"
+#include "cgroup/cgroup_backend.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "base/base.h"
 
 int rg_cg_check_name(const char *name, struct rg_error *err)
 {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the backends know about the host, for the host check (lib/check):
- * read-only probes, never on a run's path.
+ * What the backends know about the host, for the host check (lib/check)
+ * and the pool's set-up: read-only probes, never on a run's path. Part of
+ * cgroup.h, the folder's interface.
  */
 #ifndef RG_CGROUP_PROBE_H
 #define RG_CGROUP_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <runguard/runguard.h>
 
@@ -52,5 +54,14 @@ struct rg_cgroup_v2_features {
 
 /* -1 when dir_fd shows no memory controller (the rest is then unknown). */
 int rg_cgroup_v2_features(int dir_fd, struct rg_cgroup_v2_features *f);
+
+/* Enough for every small control file we read (lists, keyed stats). */
+#define RG_CG_BUF 4096
+/* Whole small file, trailing newline stripped. */
+int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,
+		    struct rg_error *err);
+
+/* word in a list separated by spaces or newlines (subtree_control, procs). */
+bool rg_cg_list_has(const char *list, const char *word);
 
 #endif

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup_backend.h"
-#include "error.h"
+#include "cgroup/cgroup_backend.h"
+#include "base/base.h"
 
 enum v1_ctrl {
 	V1_MEMORY,
@@ -699,7 +699,7 @@ static int v1_set_cpuset(struct rg_cgroup_v1 *cg, const char *cpus,
 	return v1_write(cg, F_CPUS, cpus, err);
 }
 
-/* The operations take the base pointer: cgroup.c applies the limits. */
+/* The operations take the base pointer: dispatch.c applies the limits. */
 static int v1_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
 			      struct rg_error *err)
 {

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup_backend.h"
-#include "error.h"
+#include "cgroup/cgroup_backend.h"
+#include "base/base.h"
 
 /* Control files kept open for the per-run calls. */
 enum v2_file {
@@ -419,7 +419,7 @@ static int v2_set_cpuset(struct rg_cgroup_v2 *cg, const char *cpus,
 	return v2_write(cg, F_CPUS, cpus ? cpus : "\n", err);
 }
 
-/* The operations take the base pointer: cgroup.c applies the limits. */
+/* The operations take the base pointer: dispatch.c applies the limits. */
 static int v2_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
 			      struct rg_error *err)
 {

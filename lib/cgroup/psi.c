@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Pressure stall totals of a cgroup or of the host (psi.h). */
-#include "psi.h"
+#include "cgroup/psi.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/base.h"
 
 static const char *const cgroup_file[RG_PSI_NR] = {
 	[RG_PSI_CPU] = "cpu.pressure",

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/utsname.h>
 
-#include "check_internal.h"
-#include "error.h"
+#include "check/check_internal.h"
+#include "base/base.h"
 
 static void copy_options(struct rg_check_options *dst,
 			 const struct rg_check_options *src)

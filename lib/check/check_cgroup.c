@@ -11,10 +11,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "cgroup_backend.h"
-#include "cgroup_probe.h"
-#include "check_internal.h"
-#include "error.h"
+#include "cgroup/cgroup.h"
+#include "check/check_internal.h"
+#include "base/base.h"
 #include "rg-build-config.h"
 
 #define FIX_LEN 512

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check_internal.h"
-#include "error.h"
+#include "check/check_internal.h"
+#include "base/base.h"
 
 #define LIST_LEN 512
 

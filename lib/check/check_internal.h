@@ -11,7 +11,7 @@
 
 #include <runguard/check.h>
 
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 
 struct rg_check_item {
 	char *name;

@@ -17,10 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup_backend.h"
-#include "cgroup_probe.h"
-#include "check_internal.h"
-#include "error.h"
+#include "cgroup/cgroup.h"
+#include "check/check_internal.h"
+#include "base/base.h"
 
 /* -- the probe cgroup (v2) ------------------------------------------- */
 

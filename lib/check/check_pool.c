@@ -11,11 +11,9 @@
 
 #include <runguard/pool.h>
 
-#include "check_internal.h"
-#include "error.h"
-#include "keeper.h"
-#include "pool.h"
-
+#include "check/check_internal.h"
+#include "base/base.h"
+#include "pool/pool.h"
 #define TEXT_LEN 1100
 
 struct pool_view {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check_internal.h"
-#include "error.h"
+#include "check/check_internal.h"
+#include "base/base.h"
 
 struct rg_check_report *rg_check_report_new(void)
 {

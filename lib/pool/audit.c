@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "pool.h"
+#include "base/base.h"
+#include "pool/pool.h"
 
 bool rg_pool_file_ok(const struct stat *st, mode_t type)
 {

@@ -6,7 +6,7 @@
  * submission, read as root: every size and offset is checked against
  * the file, and what does not fit is ignored.
  */
-#include "elf_deps.h"
+#include "pool/elf_deps.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "keeper.h"
+#include "pool/keeper.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,18 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cgroup/cgroup.h"
 #include "rg-build-config.h"
-#include "error.h"
-#include "keeper_proto.h"
-#include "keeper_wire.h"
-#include "ns.h"
-#include "slot.h"
-#include "supervise.h"
-#include "syscall_filter.h"
-#include "trusted_path.h"
-#include "util.h"
-
+#include "base/base.h"
+#include "pool/keeper_proto.h"
+#include "pool/keeper_wire.h"
+#include "ns/ns.h"
+#include "run/run.h"
+#include "pool/trusted_path.h"
 #define KEEPER_BACKLOG 16
 #define KEEPER_STOP_TIMEOUT_MS 5000
 

@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "spawn.h"
+#include "run/run.h"
 
 struct rg_cgroup;
 struct rg_ns_scrub;

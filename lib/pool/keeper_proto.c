@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "keeper_proto.h"
+#include "pool/keeper_proto.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -18,8 +18,8 @@
 
 #include <runguard/runguard.h>
 
-#include "keeper_wire.h"
-#include "ns.h"
+#include "pool/keeper_wire.h"
+#include "ns/ns.h"
 
 /* Its comm and argv[0], as ps shows it; also how a pid is known as ours. */
 #define RG_KEEPER_NAME "runguard-keeper"

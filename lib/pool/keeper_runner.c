@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "keeper_runner.h"
+#include "pool/keeper_runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,16 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "keeper_proto.h"
-#include "ns.h"
-#include "pool.h"
-#include "result.h"
-#include "run.h"
-#include "slot.h"
-#include "syscall_filter.h"
-#include "util.h"
-
+#include "cgroup/cgroup.h"
+#include "pool/keeper_proto.h"
+#include "ns/ns.h"
+#include "pool/pool.h"
+#include "base/base.h"
+#include "run/run.h"
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
 
@@ -58,7 +54,7 @@ static int runner_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 	struct rg_child_plan p = *plan;
 
 	/* born in the slot's cgroup and namespaces: it joins none */
-	p.slot = &to_runner(slot)->child_slot;
+	rg_slot_place(&to_runner(slot)->child_slot, &p.place);
 	return rg_spawn(&p, child, err);
 }
 

@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "keeper_slot.h"
+#include "pool/keeper_slot.h"
 
 /* what the runner tells its keeper through news_fd, a byte each */
 #define RG_RUNNER_RAN 'r'     /* a run went out: the slot needs a reset */

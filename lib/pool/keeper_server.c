@@ -20,7 +20,7 @@
  *   goes on and its client still gets the run's own result from it; a
  *   runner still waiting for a client ends with us.
  */
-#include "keeper_server.h"
+#include "pool/pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,11 +34,11 @@
 #include <linux/sched.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "keeper_proto.h"
-#include "keeper_runner.h"
-#include "keeper_slot.h"
-#include "syscall_filter.h"
+#include "base/base.h"
+#include "pool/keeper_proto.h"
+#include "pool/keeper_runner.h"
+#include "pool/keeper_slot.h"
+#include "run/run.h"
 
 /* the pool directory, as rg_keeper_start hands it over */
 #define POOL_DIR_FD 4

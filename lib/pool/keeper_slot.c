@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "keeper_slot.h"
+#include "pool/keeper_slot.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cgroup.h"
-#include "ns.h"
-#include "pool.h"
+#include "cgroup/cgroup.h"
+#include "ns/ns.h"
+#include "pool/pool.h"
 
 int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 			const char *name, struct rg_error *err)

@@ -11,7 +11,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "base/base.h"
 
 struct rg_cgroup;
 

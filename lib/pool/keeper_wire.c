@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "keeper_wire.h"
+#include "pool/keeper_wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "base/base.h"
 
 #define WIRE_MAGIC 0x574b4752u    /* "RGKW" */
 #define WIRE_MAGIC_V1 0x31575752u /* "RWW1": version 1, which had no number */

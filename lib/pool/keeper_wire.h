@@ -16,8 +16,8 @@
 
 #include <stdbool.h>
 
-#include "config.h"
-#include "spawn.h"
+#include "base/base.h"
+#include "run/run.h"
 
 /*
  * 1: the plan's scalars one by one; 2: struct rg_child_settings whole;

@@ -6,7 +6,7 @@
  * lost its namespaces, or to recycle a cgroup whose peak cannot be reset
  * when the exact peak is asked for).
  */
-#include "pool.h"
+#include "pool/pool.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -18,15 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "detach.h"
-#include "keeper.h"
-#include "error.h"
-#include "ns.h"
-#include "prewarm.h"
-#include "slot.h"
-#include "util.h"
-
+#include "cgroup/cgroup.h"
+#include "base/base.h"
+#include "pool/keeper.h"
+#include "ns/ns.h"
+#include "pool/prewarm.h"
+#include "run/run.h"
 static const struct rg_slot_ops pooled_slot_ops;
 static const struct rg_slot_ops resident_slot_ops;
 

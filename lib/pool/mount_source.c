@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "mount_source.h"
+#include "pool/mount_source.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * pool-wide lock, safe after a crash half-way or a reboot), destruction and
  * the read-only view for administrators. The per-run path is in lease.c.
  */
-#include "pool.h"
+#include "pool/pool.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,16 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi.h"
-#include "cgroup.h"
-#include "cgroup_backend.h"
-#include "error.h"
-#include "keeper.h"
-#include "log_sink.h"
-#include "ns.h"
+#include "base/base.h"
+#include "cgroup/cgroup.h"
+#include "pool/keeper.h"
+#include "ns/ns.h"
 #include "rg-build-config.h"
-#include "util.h"
-
 #define DYNMODS_DIR "dynmods"
 #define MOUNT_TABLE "cgroup.mounts"
 #define DYNMODS_OPTIONS "none,name=runguard_dynmods,favordynmods"
@@ -311,7 +306,7 @@ int rg_pool_open_slot_cgroup(const struct pool_header *h, const char *name,
 	if (rg_cgroup_open(h->cgroup_path, name,
 			   h->flags & RG_POOL_HAS_CPUSET, true, cg, err) < 0)
 		return -1;
-	*created = (*cg)->fresh;
+	*created = rg_cgroup_fresh(*cg);
 	return 0;
 }
 

@@ -26,10 +26,10 @@
 
 #include <runguard/pool.h>
 
-#include "config.h"
-#include "keeper.h"
-#include "slot.h"
-#include "trusted_path.h"
+#include "base/base.h"
+#include "pool/keeper.h"
+#include "run/run.h"
+#include "pool/trusted_path.h"
 
 #define RG_POOL_MAGIC "RGPOOL\0\1"
 /* "RGS2": records of the "RGS1" layout (no cpus) read as unknown, dirty */
@@ -203,5 +203,26 @@ uint32_t rg_pool_hash(const char *s);
 void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h);
 /* <pool directory>/ns by the path of dir_fd (from rg_pool_open_dir). */
 int rg_pool_ns_dir(int dir_fd, char *buf, size_t len, struct rg_error *err);
+
+/*
+ * A slot borrowed from cfg's pool (cfg->pool_size > 0; created if need
+ * be): kept cgroup and namespaces, settings written only where they
+ * differ, cleaned first if its last holder died. Waits while every slot
+ * is busy; wake_fd (if >= 0) or cfg's cancel fd becoming readable ends
+ * the wait (EINTR).
+ * pool: the pool opened already (rg_pool_open), or NULL to open cfg's.
+ * In lease.c; rg_run() and rg_pool_run() take it as their slot source.
+ */
+int rg_slot_acquire_pooled(const struct rg_config *cfg,
+			   struct rg_pool *pool, int wake_fd,
+			   struct rg_slot **out, struct rg_error *err);
+
+/*
+ * The body of the runguard-keeper executable (keeper/main.c, in
+ * keeper_server.c). argv: runguard-keeper POOL-DIR SLOT (what ps shows;
+ * SLOT names the slot, the pool is the directory on fd 4). It serves its
+ * slot until it is killed.
+ */
+int rg_keeper_main(int argc, char **argv);
 
 #endif

@@ -2,10 +2,11 @@
 /*
  * A pool opened once by a judge that links the library (rg_pool_open):
  * the pool is created or completed then, its directory checked and kept
- * open, so that a run (rg_pool_run, in run.c) neither walks the directory's
- * path to trust it again nor looks up where its namespaces are.
+ * open, so that a run (rg_pool_run, in pool_run.c) neither walks the
+ * directory's path to trust it again nor looks up where its namespaces
+ * are.
  */
-#include "pool.h"
+#include "pool/pool.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -13,10 +14,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "error.h"
-#include "util.h"
-
+#include "cgroup/cgroup.h"
+#include "base/base.h"
 /*
  * A kept slot cgroup holds about 30 fds on v1 (fewer on v2). A judge at
  * the usual soft limit of 1024 open files must not run out because of

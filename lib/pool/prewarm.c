@@ -6,7 +6,7 @@
  * libraries, the submission, the test input) are therefore read in here,
  * by runguard itself, outside every slot, before the run.
  */
-#include "prewarm.h"
+#include "pool/prewarm.h"
 
 #include <elf.h>
 
@@ -30,14 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "abi.h"
-#include "detach.h"
-#include "elf_deps.h"
-#include "log_sink.h"
-#include "error.h"
-#include "mount_source.h"
-#include "run_user_files.h"
-#include "pool.h"
+#include "base/base.h"
+#include "pool/elf_deps.h"
+#include "pool/mount_source.h"
+#include "pool/run_user_files.h"
+#include "pool/pool.h"
 
 /* a chroot's usual code directories */
 static const char *const root_dirs[] = {

@@ -5,7 +5,7 @@
 
 #include <runguard/pool.h>
 
-#include "config.h"
+#include "base/base.h"
 
 /*
  * Before a pooled run: the command's file and a regular file on stdin

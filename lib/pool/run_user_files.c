@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "run_user_files.h"
+#include "pool/run_user_files.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trusted_path.h"
-#include "util.h"
+#include "pool/trusted_path.h"
+#include "base/base.h"
 
 static const char *const fix_hint =
 	"it and the directories above it must be owned by root and writable "

@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "error.h"
+#include "base/base.h"
 
 /*
  * dir so checked (what names it in messages: "pool directory"), created

@@ -36,15 +36,15 @@ extern PyTypeObject rgpy_pool_type;
 PyObject *rgpy_raise(PyObject *cls, const struct rg_error *err,
 		     PyObject *result);
 
-/* config.c: a new rg_config from a runguard.Config; NULL with an exception */
+/* config_convert.c: a new rg_config from a runguard.Config; NULL with an exception */
 struct rg_config *rgpy_config_build(PyObject *config);
 PyObject *rgpy_check_config(PyObject *module, PyObject *config);
 
-/* result.c */
+/* result_type.c */
 PyObject *rgpy_result_new(const struct rg_result *res);
 int rgpy_result_init_type(PyObject *module);
 
-/* run.c: one run (pool NULL: rg_run), the GIL released while it waits */
+/* run_call.c: one run (pool NULL: rg_run), the GIL released while it waits */
 struct rgpy_pool;
 PyObject *rgpy_run(struct rg_pool *pool, const void *owner,
 		   PyObject *config);
@@ -52,13 +52,13 @@ void rgpy_cancel(const void *owner, bool all);
 PyObject *rgpy_run_func(PyObject *module, PyObject *config);
 PyObject *rgpy_cancel_all(PyObject *module, PyObject *unused);
 
-/* log.c: librunguard's log sinks to Python callables */
+/* log_sinks.c: librunguard's log sinks to Python callables */
 void rgpy_log_to_callable(void *callable, enum rg_log_level level,
 			  const char *message);
 int rgpy_log_level(PyObject *value);
 PyObject *rgpy_set_log(PyObject *module, PyObject *args, PyObject *kwargs);
 
-/* pool.c */
+/* pool_type.c */
 int rgpy_pool_init_type(PyObject *module);
 
 /*

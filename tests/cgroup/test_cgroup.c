@@ -33,8 +33,8 @@
 #include <cmocka.h>
 #include <libcgroup.h>
 
-#include "cgroup.h"
-#include "cgroup_backend.h"
+#include "cgroup/cgroup.h"
+#include "cgroup/cgroup_backend.h"
 
 /* Two levels, as a pool's slots have; only below runguard/ (shared hosts). */
 #define TEST_PARENT "runguard/test-cg"

@@ -152,7 +152,7 @@ class WallTimeExplainedTest(PoolTestCase):
             # on a busy host the CPU wait can be the larger one: the
             # cause names whichever is; and the gap can hold more than
             # the waits (CI saw 18 ms of waits in a gap of 41): then
-            # the rule says program (lib/waits.c), checked on the
+            # the rule says program (lib/run/waits.c), checked on the
             # meta file's milliseconds
             cpu, io = w['wait-cpu-time'], w['wait-io-time']
             cause = r.m['wall-time-cause']

@@ -17,7 +17,7 @@
 
 #include <runguard/meta.h>
 
-#include "abi.h"
+#include "base/abi.h"
 
 #define CANARY 0xa5
 

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "check_format.h"
-#include "check_internal.h"
+#include "check/check_internal.h"
 
 static struct rg_check_report *report(void)
 {

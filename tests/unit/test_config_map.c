@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "base/config.h"
 #include "config_map.h"
 #include "options.h"
 #include "rg-build-config.h"

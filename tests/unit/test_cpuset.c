@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "cpuset.h"
+#include "base/cpuset.h"
 
 static void expect_list(const char *text, const struct rg_cpu_range *want,
 			size_t n)

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "keeper_wire.h"
+#include "pool/keeper_wire.h"
 
 #define MALFORMED "a malformed run from the client"
 #define BIG_LEN (70 * 1024) /* above 64 KiB */
@@ -417,7 +417,8 @@ static void test_round_trip(void **state)
 	expect_config(&w.cfg);
 
 	/* the keeper's own: not taken from the client */
-	assert_null(w.plan.slot);
+	assert_null(w.plan.place.cgroup);
+	assert_int_equal(w.plan.place.clone_flags, 0);
 	assert_null(w.plan.seccomp);
 	assert_int_equal(w.plan.stdin_fd, -1);
 	assert_int_equal(w.plan.parent_pid, 0);

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "log.h"
+#include "cli_log.h"
 
 static int fds[2];
 

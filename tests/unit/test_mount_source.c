@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mount_source.h"
+#include "pool/mount_source.h"
 
 static void test_parse_line(void **state)
 {

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run_user_files.h"
+#include "pool/run_user_files.h"
 
 static char dir[] = "/tmp/rg-run-user-files-XXXXXX";
 

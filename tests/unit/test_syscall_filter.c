@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "syscall_filter.h"
+#include "run/syscall_filter.h"
 
 static void embedded_matches_libseccomp(bool pooled)
 {

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* RLIMIT_CPU's whole seconds, as ceil() gave them. */
 static void test_whole_seconds_up(void **state)

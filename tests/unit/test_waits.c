@@ -13,8 +13,8 @@
 
 #include <runguard/runguard.h>
 
-#include "psi.h"
-#include "waits.h"
+#include "cgroup/psi.h"
+#include "run/waits.h"
 
 static void test_parse_some(void **state)
 {

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "run/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cgroup/cgroup.h"
+#include "base/base.h"
+void rg_child_plan_from_config(struct rg_child_plan *plan,
+			       const struct rg_config *cfg)
+{
+	struct rg_child_settings *s = &plan->settings;
+
+	/* padding too: the settings travel and are compared as bytes */
+	memset(s, 0, sizeof(*s));
+	s->has_cpu_limit = cfg->has_cpu_limit;
+	s->cpu_hard = cfg->cpu_hard;
+	s->file_limit = cfg->file_limit;
+	s->process_limit = cfg->process_limit;
+	s->core_dumps = cfg->core_dumps;
+	s->has_cpuset = cfg->cpuset != NULL;
+	if (s->has_cpuset)
+		s->cpuset_mask = cfg->cpuset_mask;
+	plan->file = cfg->file;
+	plan->argv = cfg->argv;
+	plan->root = cfg->root;
+	plan->workdir = cfg->workdir;
+}
+
+/* Keep pipe ends off 0-2, so that dup2() onto stdio cannot clobber one. */
+static int above_stdio(int fd)
+{
+	int moved;
+
+	if (fd > STDERR_FILENO)
+		return fd;
+	moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return moved;
+}
+
+static int make_pipe(int fds[2], struct rg_error *err)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return rg_fail(err, errno, "creating a pipe");
+	fds[0] = above_stdio(fds[0]);
+	fds[1] = above_stdio(fds[1]);
+	if (fds[0] < 0 || fds[1] < 0) {
+		rg_close_fd(&fds[0]);
+		rg_close_fd(&fds[1]);
+		return rg_fail(err, EMFILE, "creating a pipe");
+	}
+	return 0;
+}
+
+void rg_spawn_pipes_close(struct rg_spawn_pipes *p)
+{
+	for (int i = 0; i < 2; i++) {
+		rg_close_fd(&p->report[i]);
+		rg_close_fd(&p->go[i]);
+		rg_close_fd(&p->out[0][i]);
+		rg_close_fd(&p->out[1][i]);
+	}
+}
+
+int rg_spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err)
+{
+	memset(p, -1, sizeof(*p));
+	if (make_pipe(p->report, err) < 0 || make_pipe(p->go, err) < 0 ||
+	    make_pipe(p->out[0], err) < 0 || make_pipe(p->out[1], err) < 0) {
+		rg_spawn_pipes_close(p);
+		return -1;
+	}
+	/* the supervisor never blocks on the command's output */
+	for (int i = 0; i < 2; i++)
+		if (fcntl(p->out[i][0], F_SETFL, O_NONBLOCK) < 0) {
+			rg_spawn_pipes_close(p);
+			return rg_fail(err, errno, "setting O_NONBLOCK");
+		}
+	return 0;
+}
+
+static long clone3_child(const struct rg_child_plan *plan, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_PIDFD | plan->place.clone_flags,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+	};
+	int cgroup_fd = rg_cgroup_clone_fd(plan->place.cgroup);
+
+	if (cgroup_fd >= 0) {
+		/* born in its cgroup: no migration, no cgroup lock */
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cgroup_fd;
+	}
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
+	     struct rg_error *err)
+{
+	struct rg_spawn_pipes p;
+	int pidfd = -1;
+	long pid;
+
+	if (rg_spawn_pipes_open(&p, err) < 0)
+		return -1;
+	pid = clone3_child(plan, &pidfd);
+	if (pid < 0) {
+		int errnum = errno;
+
+		rg_spawn_pipes_close(&p);
+		return rg_fail(err, errnum, "cannot fork");
+	}
+	if (pid == 0) {
+		struct rg_child_fds fds = {
+			.report_fd = p.report[1],
+			.go_fd = p.go[0],
+			.output_fd = { p.out[0][1], p.out[1][1] },
+			.parent_fd = { p.report[0], p.go[1], p.out[0][0],
+				       p.out[1][0] },
+		};
+
+		rg_child_main(plan, &fds);
+	}
+	rg_spawn_pipes_hand_over(&p, (pid_t)pid, pidfd, child);
+	return 0;
+}
+
+void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
+			      struct rg_child *child)
+{
+	child->pid = pid;
+	child->pidfd = pidfd;
+	child->report_fd = p->report[0];
+	child->go_fd = p->go[1];
+	child->output_fd[0] = p->out[0][0];
+	child->output_fd[1] = p->out[1][0];
+	child->stat_fd = -1;
+	child->run_delay_base = child->run_delay_end = -1;
+	child->setup_maxrss_kib = -1;
+	rg_close_fd(&p->report[1]);
+	rg_close_fd(&p->go[0]);
+	rg_close_fd(&p->out[0][1]);
+	rg_close_fd(&p->out[1][1]);
+}
+
+static ssize_t read_report(int fd, struct rg_report *r)
+{
+	ssize_t n;
+
+	do {
+		n = read(fd, r, sizeof(*r));
+	} while (n < 0 && errno == EINTR);
+	return n;
+}
+
+int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
+			bool *setup_failed, struct rg_error *err)
+{
+	struct rg_report r;
+	ssize_t n;
+
+	*setup_failed = false;
+	for (;;) {
+		n = read_report(child->report_fd, &r);
+		if (n != (ssize_t)sizeof(r) || r.kind != RG_REPORT_WARNING)
+			break;
+		r.message[sizeof(r.message) - 1] = '\0';
+		rg_log(cfg, RG_LOG_WARNING, "%s", r.message);
+	}
+	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_READY) {
+		child->setup_maxrss_kib = r.maxrss_kib;
+		return 0;
+	}
+	*setup_failed = true;
+	if (n == (ssize_t)sizeof(r) && r.kind == RG_REPORT_SETUP_FAILED) {
+		r.message[sizeof(r.message) - 1] = '\0';
+		return rg_fail(err, r.errnum, "%s", r.message);
+	}
+	if (n < 0)
+		return rg_fail(err, errno, "reading the child's report");
+	return rg_fail(err, 0, "child died during set-up");
+}
+
+int rg_spawn_release(struct rg_child *child, struct rg_error *err)
+{
+	ssize_t n;
+
+	do {
+		n = write(child->go_fd, "g", 1);
+	} while (n < 0 && errno == EINTR);
+	rg_close_fd(&child->go_fd);
+	if (n != 1)
+		return rg_fail(err, errno, "releasing the child");
+	return 0;
+}
+
+int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
+{
+	struct rg_report r;
+	int flags = fcntl(child->report_fd, F_GETFL);
+
+	/* the child is gone: never block here */
+	if (flags >= 0)
+		fcntl(child->report_fd, F_SETFL, flags | O_NONBLOCK);
+	if (read_report(child->report_fd, &r) == (ssize_t)sizeof(r) &&
+	    r.kind == RG_REPORT_EXEC_FAILED) {
+		*errnum = r.errnum;
+		return 1;
+	}
+	return 0;
+}
+
+void rg_child_close(struct rg_child *child)
+{
+	rg_close_fd(&child->pidfd);
+	rg_close_fd(&child->report_fd);
+	rg_close_fd(&child->go_fd);
+	rg_close_fd(&child->output_fd[0]);
+	rg_close_fd(&child->output_fd[1]);
+	rg_close_fd(&child->stat_fd);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The watchdog is created with CLONE_VM | CLONE_FILES: no page tables or
+ * fd table to copy (about 20 us), and it always sees runguard's current
+ * fds and slot, so a library caller's other runs lose no fd to it. It is
+ * its own thread group, so a SIGKILL of runguard leaves it alive; it
+ * waits on a pidfd of runguard and acts only once runguard has exited.
+ * Until then it touches nothing, and runguard dismisses it with SIGKILL
+ * before releasing the slot.
+ */
+#include "run/watchdog.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "run/slot.h"
+
+/* kill_all and the v1 freezer wait are shallow; ASan needs more */
+#define WATCHDOG_STACK_SIZE (256 * 1024)
+
+struct watch_args {
+	struct rg_watchdog *w;
+	int pidfd;
+};
+
+static void wait_for_exit(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	while (poll(&p, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * In the watchdog task. Every signal stays blocked (SIGKILL aside), so a
+ * Ctrl-C to the process group does not take it down with runguard.
+ */
+static int watch(void *arg)
+{
+	struct rg_watchdog *w = arg;
+	sigset_t all;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	prctl(PR_SET_NAME, "runguard-watch", 0, 0, 0);
+	wait_for_exit(w->pidfd);
+	/* runguard is gone: nothing else uses this memory any more */
+	if (w->slot)
+		rg_slot_abandon(w->slot);
+	_exit(0);
+}
+
+static void free_stack(struct rg_watchdog *w)
+{
+	if (w->stack)
+		munmap(w->stack, WATCHDOG_STACK_SIZE);
+	w->stack = NULL;
+}
+
+static int map_stack(struct rg_watchdog *w, struct rg_error *err)
+{
+	w->stack = mmap(NULL, WATCHDOG_STACK_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (w->stack == MAP_FAILED) {
+		w->stack = NULL;
+		return rg_fail(err, errno, "watchdog stack");
+	}
+	/* an overflow faults instead of writing into runguard's memory */
+	if (mprotect(w->stack, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE) < 0) {
+		free_stack(w);
+		return rg_fail(err, errno, "watchdog stack guard");
+	}
+	return 0;
+}
+
+int rg_watchdog_start(struct rg_watchdog *w, struct rg_slot *slot,
+		      struct rg_error *err)
+{
+	memset(w, 0, sizeof(*w));
+	w->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	/* before 5.3, or refused by a container's filter: run unwatched */
+	if (w->pidfd < 0 && (errno == ENOSYS || errno == EPERM))
+		return 0;
+	if (w->pidfd < 0)
+		return rg_fail(err, errno, "watchdog: pidfd_open");
+	if (map_stack(w, err) < 0)
+		goto fail;
+	w->slot = slot;
+	w->pid = clone(watch, (char *)w->stack + WATCHDOG_STACK_SIZE,
+		       CLONE_VM | CLONE_FILES | SIGCHLD, w);
+	if (w->pid < 0) {
+		rg_fail(err, errno, "starting the watchdog");
+		goto fail;
+	}
+	return 0;
+fail:
+	free_stack(w);
+	close(w->pidfd);
+	memset(w, 0, sizeof(*w));
+	return -1;
+}
+
+void rg_watchdog_stop(struct rg_watchdog *w)
+{
+	if (w->pid <= 0)
+		return;
+	/* it is our child and unreaped: the pid cannot have been reused */
+	kill(w->pid, SIGKILL);
+	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	free_stack(w);
+	close(w->pidfd);
+	memset(w, 0, sizeof(*w));
+}
