@@ -47,7 +47,7 @@ int rg_ns_prepare_dir(const char *dir, struct rg_error *err);
  * Create the namespaces of slot name in dir (prepared with
  * rg_ns_prepare_dir): a forked helper unshares IPC, net and UTS, sets
  * kernel.shm_rmid_forced=1 in the new IPC namespace and primes its SysV
- * ids (ns.c, "SysV ids": a run gets the ids of a new namespace, and the
+ * ids (kinds.c, "SysV ids": a run gets the ids of a new namespace, and the
  * scrub can tell whether it made any object), mounts its mqueue fs
  * on <dir>/<name>.mq and binds its three namespaces onto <dir>/<name>.ipc,
  * .net and .uts. The loopback device stays down, as in a fresh net ns.

@@ -12,7 +12,7 @@
  *   slot-K.lock    flock held by the run that uses slot K
  *   slot-K.sock    the slot's keeper listens here (keeper.c)
  *   ns/            private mount: slot-K.{ipc,net,uts} nsfs binds and the
- *                  slot-K.mq mqueue mounts (ns.c); dynmods/ (v1 option)
+ *                  slot-K.mq mqueue mounts (lib/ns/); dynmods/ (v1 option)
  * Slot cgroup: <header.cgroup_path>/slot-K.
  */
 #ifndef RG_POOL_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Real-kernel tests of lib/ns/ns.c: real namespaces bound in a private temp
+ * Real-kernel tests of lib/ns/: real namespaces bound in a private temp
  * directory (/tmp/rgns-*), real IPC objects and unix sockets created by
  * forked "joiners" that setns into a slot, as a run's child does. Root
  * only; exits 77 (meson SKIP) with a reason when the machine cannot run
