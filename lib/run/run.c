@@ -28,6 +28,7 @@
 #include "run/spawn.h"
 #include "run/supervise.h"
 #include "run/waits.h"
+#include "run/verdict.h"
 #include "run/watchdog.h"
 
 /* how long output may keep coming after every process of the run is dead */
@@ -249,22 +250,15 @@ static int release_child(struct run *r, struct rg_error *err)
 	return rg_spawn_release(&r->child, err);
 }
 
-static bool killed_by_cpu_rlimit(const struct run *r, int sig)
+static void verdict_limits(const struct rg_config *cfg,
+			   struct rg_verdict_limits *l)
 {
-	const struct rg_config *cfg = r->cfg;
-	double used, rlimit_hard;
-
-	/* as DOMjudge: SIGXCPU means the CPU rlimit, with or without -C */
-	if (sig == SIGXCPU)
-		return true;
-	if (!cfg->has_cpu_limit)
-		return false;
-	/* a program that ignores SIGXCPU is SIGKILLed a second later */
-	if (sig != SIGKILL || r->sup.aborting || r->result->oom_killed)
-		return false;
-	used = r->result->user_time + r->result->sys_time;
-	rlimit_hard = (double)rg_whole_seconds_up(cfg->cpu_hard) + 1;
-	return used >= rlimit_hard - 0.05;
+	l->has_cpu_limit = cfg->has_cpu_limit;
+	l->cpu_soft = cfg->cpu_soft;
+	l->cpu_hard = cfg->cpu_hard;
+	l->has_wall_limit = cfg->has_wall_limit;
+	l->wall_soft = cfg->wall_soft;
+	l->memory_limit = cfg->memory_limit;
 }
 
 /*
@@ -283,45 +277,28 @@ static enum rg_log_level verdict_level(const struct rg_config *cfg)
 						    RG_LOG_WARNING;
 }
 
-static void decide_exit(struct run *r)
-{
-	struct rg_result *res = r->result;
-	int status = r->sup.status;
-
-	res->status = status;
-	if (WIFEXITED(status)) {
-		res->exit_code = WEXITSTATUS(status);
-		return;
-	}
-	res->term_signal = WTERMSIG(status);
-	res->exit_code = 128 + res->term_signal;
-	if (killed_by_cpu_rlimit(r, res->term_signal)) {
-		res->cpu_limit |= RG_LIMIT_HARD;
-		rg_log(r->cfg, verdict_level(r->cfg),
-		       "timelimit exceeded (hard cpu time)");
-	} else {
-		rg_log(r->cfg, verdict_level(r->cfg),
-		       "command terminated with signal %d", res->term_signal);
-	}
-}
-
-static void decide_soft_limits(struct run *r)
+/* verdict.h decides; the log says what it decided. */
+static void decide(struct run *r)
 {
 	const struct rg_config *cfg = r->cfg;
 	struct rg_result *res = r->result;
+	struct rg_verdict_limits l;
+	enum rg_log_level level = verdict_level(cfg);
 
-	if (r->sup.wall_hard_hit)
-		res->wall_limit |= RG_LIMIT_HARD;
-	if (cfg->has_wall_limit && res->wall_time > cfg->wall_soft) {
-		res->wall_limit |= RG_LIMIT_SOFT;
-		rg_log(cfg, verdict_level(cfg),
-		       "timelimit exceeded (soft wall time)");
-	}
-	if (cfg->has_cpu_limit && res->cpu_time > cfg->cpu_soft) {
-		res->cpu_limit |= RG_LIMIT_SOFT;
-		rg_log(cfg, verdict_level(cfg),
-		       "timelimit exceeded (soft cpu time)");
-	}
+	verdict_limits(cfg, &l);
+	rg_verdict_exit(&l, r->sup.status, r->sup.aborting, res);
+	if (res->cpu_limit & RG_LIMIT_HARD)
+		rg_log(cfg, level, "timelimit exceeded (hard cpu time)");
+	else if (res->term_signal)
+		rg_log(cfg, level, "command terminated with signal %d",
+		       res->term_signal);
+	rg_verdict_time_limits(&l, r->sup.wall_hard_hit, res);
+	if (res->wall_limit & RG_LIMIT_SOFT)
+		rg_log(cfg, level, "timelimit exceeded (soft wall time)");
+	if (res->cpu_limit & RG_LIMIT_SOFT)
+		rg_log(cfg, level, "timelimit exceeded (soft cpu time)");
+	rg_waits_blame(res, rg_verdict_memory_limit_reached(
+				    &l, res->oom_killed, res->memory_bytes));
 }
 
 /*
@@ -355,17 +332,12 @@ static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
  * The kernel keeps the image a child was forked from in the command's
  * ru_maxrss (exec folds the old high-water mark in): a resident slot's
  * runner's, about 700 KiB, where a trivial program's own is 300 KiB on
- * v2 before 6.12. Only a maxrss above what the child had at READY (and
- * a page or so it may touch before exec) can be the command's.
+ * v2 before 6.12 (verdict.h).
  */
-#define SETUP_MAXRSS_MARGIN_KIB 64
-
 static bool maxrss_is_the_commands(const struct run *r)
 {
-	int64_t setup = r->child.setup_maxrss_kib;
-
-	return setup < 0 ||
-	       (int64_t)r->sup.rusage.ru_maxrss > setup + SETUP_MAXRSS_MARGIN_KIB;
+	return rg_verdict_maxrss_is_the_commands(
+		(int64_t)r->sup.rusage.ru_maxrss, r->child.setup_maxrss_kib);
 }
 
 static int read_stats(struct run *r, struct rg_error *err)
@@ -402,16 +374,6 @@ static int read_stats(struct run *r, struct rg_error *err)
 	return 0;
 }
 
-/* Close enough to its limit that the kernel reclaimed to stay below. */
-static bool reached_memory_limit(const struct run *r)
-{
-	uint64_t limit = r->cfg->memory_limit;
-
-	return limit != RG_UNLIMITED &&
-	       (r->result->oom_killed ||
-		r->result->memory_bytes >= limit - limit / 10);
-}
-
 /* After the child is gone: nothing of the run may survive it. */
 static int collect(struct run *r, struct rg_error *err)
 {
@@ -435,9 +397,7 @@ static int collect(struct run *r, struct rg_error *err)
 		return -1;
 	rg_supervisor_collect_signals(&r->sup);
 	res->received_signal = r->sup.received_signal;
-	decide_exit(r);
-	decide_soft_limits(r);
-	rg_waits_blame(res, reached_memory_limit(r));
+	decide(r);
 	return 0;
 }
 
@@ -474,9 +434,7 @@ static enum rg_outcome collect_setup_failure(struct run *r)
 	if (oom_killed_in_setup(r)) {
 		res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
 		res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
-		decide_exit(r);
-		decide_soft_limits(r);
-		rg_waits_blame(res, reached_memory_limit(r));
+		decide(r);
 		return RG_OUTCOME_COMPLETED;
 	}
 	/* the command never ran: there is no wall time to explain */
