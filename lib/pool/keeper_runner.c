@@ -107,7 +107,7 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
  * Our CPU time in the window counts in the slot's cgroup: not the run's.
  * So does what was charged before we were forked (the keeper's pages):
  * taken off the peak, as the slot's limit has it on top of the run's
- * (lease.c). Without swap those pages stay charged through the run, so
+ * (rg_slot_memory_limit). Without swap those pages stay charged through the run, so
  * the rest is the run's. The counters move in whole charge batches: a run
  * whose pages came from a batch the slot held shows no rise, and is given
  * the one batch a fresh cgroup would charge it, as per-run. docs/pool.md.
@@ -175,7 +175,7 @@ static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
 	rs->child_slot.namespaces_outlive_run = true;
 	rs->memory_limit = w->cfg.memory_limit;
 	rs->held = held;
-	/* a peak that cannot be reset (v2 5.19-6.11): lease.c open_cgroup */
+	/* a peak that cannot be reset (v2 5.19-6.11): rg_lease_open_cgroup */
 	if (!w->cfg.pool_v2_exact_peak)
 		rg_cgroup_sample_unresettable_peak(cg);
 	else if (w->peak_unused)

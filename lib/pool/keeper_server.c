@@ -185,7 +185,7 @@ int rg_keeper_main(int argc, char **argv)
 	if (!errnum)
 		errnum = set_up(&k, argv[2]);
 	/* ready with the first runner: what the slot holds is then all
-	 * charged, before the client writes its limit over it (lease.c) */
+	 * charged, before the client writes its limit over it (lease_cgroup.c) */
 	if (!errnum)
 		pidfd = fork_runner(&k);
 	if (write(1, &errnum, sizeof(errnum)) != sizeof(errnum) || errnum)

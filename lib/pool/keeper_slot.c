@@ -79,7 +79,7 @@ int rg_keeper_slot_reset(struct rg_keeper_slot *ks, struct rg_error *err)
 	/*
 	 * What is charged after the reset is ours (our stack and kernel
 	 * objects grow with the first runs): the next reset reclaims only
-	 * what a run leaves beyond it, as the client's did (lease.c).
+	 * what a run leaves beyond it, as the client's did (lease_cgroup.c).
 	 */
 	rg_cgroup_set_resident(ks->cgroup, bytes);
 	if (pages > RG_RECYCLE_ABOVE_BYTES + ks->own_pages ||

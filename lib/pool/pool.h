@@ -136,7 +136,7 @@ static inline uint64_t rg_charge_batches(uint64_t bytes)
 	return (bytes + batch - 1) / batch * batch;
 }
 
-/* pool.c, for lease.c */
+/* pool.c, for the lease's files (lease.h) */
 
 /*
  * Open the pool directory (O_PATH), made with its missing parents when
@@ -172,7 +172,8 @@ int rg_pool_cgroup_path(const char *dir, const char *parent, char *buf,
 			size_t len, struct rg_error *err);
 /*
  * The keeper of every free slot that has none started, as a slot's first
- * run with keepers would (lease.c). Slots that are held are skipped.
+ * run with keepers would (start_keepers.c). Slots that are held are
+ * skipped.
  */
 int rg_pool_start_keepers(const struct rg_pool_options *o,
 			  struct rg_error *err);
