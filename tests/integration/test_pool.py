@@ -2860,6 +2860,25 @@ class ResidentSlotTest(PoolTestCase):
                         % (found, keeper_pids(cg)))
         return set(found)
 
+    # the host's /proc (DOMjudge's chroot has it): walk up from the run
+    # to its runner by host pids, and print the runner's pid
+    RUNNER_OF_RUN = ('p=$(cut -d" " -f4 /proc/self/stat); '
+                     'while [ "$(cat /proc/$p/comm)" != runguard-runner ]'
+                     ' && [ "$p" -gt 1 ]; do '
+                     'p=$(cut -d" " -f4 /proc/$p/stat); done; echo $p')
+
+    def run_and_its_runner(self, meta):
+        r = self.shell(self.RUNNER_OF_RUN, meta=meta)
+        self.assertPoolMeta(r)
+        return r, int(r.stdout.split()[0])
+
+    def runner_gone(self, cg, runner):
+        """The run's runner exits after its reply: runguard may return
+        before it is gone."""
+        self.assertFalse(rgtest.wait_until(
+            lambda: runner in runner_pids(cg), 10),
+            'the run\'s runner %d outlives its run' % runner)
+
     def test_the_runner_waits_for_the_call(self):
         """The keeper forks a slot's runner before the call, and the
         runner takes the call's connection itself: while runguard waits,
@@ -2867,23 +2886,14 @@ class ResidentSlotTest(PoolTestCase):
         parent is the runner that waited before the call; it is gone
         after the run, and another one waits (before, the keeper forked
         the runner on the request)."""
-        self.assertPoolMeta(self.prg('-t', '20', self.probe, 'ns',
-                                     meta='meta-warm'))
+        _, warm = self.run_and_its_runner('meta-warm')
         cg = self.show().cgroup
+        # the warm run's runner may still be exiting: not a waiting one
+        self.runner_gone(cg, warm)
         before = self.idle_runners(cg)
-        # the host's /proc (DOMjudge's chroot has it): walk up to the
-        # runner by host pids
-        r = self.shell('p=$(cut -d" " -f4 /proc/self/stat); '
-                       'while [ "$(cat /proc/$p/comm)" != runguard-runner ]'
-                       ' && [ "$p" -gt 1 ]; do '
-                       'p=$(cut -d" " -f4 /proc/$p/stat); done; echo $p',
-                       meta='meta-parent')
-        self.assertPoolMeta(r)
-        runner = int(r.stdout.split()[0])
+        r, runner = self.run_and_its_runner('meta-parent')
         self.assertIn(runner, before, r.describe())
-        self.assertFalse(rgtest.wait_until(
-            lambda: runner in runner_pids(cg), 10),
-            'the run\'s runner outlives its run')
+        self.runner_gone(cg, runner)
         self.assertNotIn(runner, self.idle_runners(cg))
 
     def test_a_trivial_run_reports_what_it_reports_per_run(self):
