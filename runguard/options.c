@@ -476,30 +476,34 @@ static int check_combination(const struct rg_cli_options *o,
 	return 0;
 }
 
+/* For _cleanup_: free what a failed parse set (NULL once parsed). */
+static void free_unparsed(struct rg_cli_options **o)
+{
+	if (*o)
+		rg_cli_options_free(*o);
+}
+
 int rg_cli_parse(struct rg_cli_options *o, int argc, char **argv,
 		 struct rg_error *err)
 {
+	_cleanup_(free_unparsed) struct rg_cli_options *unparsed = o;
 	int first;
 
 	set_defaults(o);
 	o->check = wants_check(argc, argv);
 	if (parse_loop(o, argc, argv, err))
-		goto fail;
+		return -1;
 	first = optind < argc ? optind : argc;
 	o->command = argv + first;
 	o->command_argc = argc - first;
 	if (check_combination(o, err))
-		goto fail;
-	if (o->check)
-		return 0;
+		return -1;
 	/* Never keep root's groups for a user: default to its namesake. */
-	if (o->user && !o->group &&
-	    rg_cli_default_group(o->user, &o->gid, err))
-		goto fail;
-	if (o->user)
+	if (!o->check && o->user) {
+		if (!o->group && rg_cli_default_group(o->user, &o->gid, err))
+			return -1;
 		o->has_gid = true;
+	}
+	unparsed = NULL;
 	return 0;
-fail:
-	rg_cli_options_free(o);
-	return -1;
 }

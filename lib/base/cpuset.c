@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/util.h"
 
 /* A non-empty run of decimal digits that fits an unsigned int. */
 static int parse_cpu_number(const char *s, size_t len, unsigned int *out)
@@ -185,32 +186,26 @@ static int parse_or_fail(const char *text, struct rg_cpu_list *list,
 int rg_cpuset_validate(const char *list, const char *online,
 		       struct rg_error *err)
 {
-	struct rg_cpu_list want, have;
+	_cleanup_(rg_cpu_list_free) struct rg_cpu_list want = { 0 };
+	_cleanup_(rg_cpu_list_free) struct rg_cpu_list have = { 0 };
 	char buf[4096];
 	unsigned int cpu;
-	bool missing;
 
 	/* The request is checked first: a syntax error beats an offline CPU. */
 	if (parse_or_fail(list, &want, "cpuset", err) < 0)
 		return -1;
 	if (!online) {
 		if (read_online(buf, sizeof(buf), err) < 0)
-			goto fail;
+			return -1;
 		online = buf;
 	}
 	if (parse_or_fail(online, &have, "online CPU list", err) < 0)
-		goto fail;
-	missing = rg_cpu_list_first_missing(&want, &have, &cpu);
-	rg_cpu_list_free(&have);
-	rg_cpu_list_free(&want);
-	if (missing)
+		return -1;
+	if (rg_cpu_list_first_missing(&want, &have, &cpu))
 		return rg_fail(err, 0,
 			       "requested pinning on CPU %u which is not online",
 			       cpu);
 	return 0;
-fail:
-	rg_cpu_list_free(&want);
-	return -1;
 }
 
 int rg_cpuset_to_mask(const char *list, cpu_set_t *mask, struct rg_error *err)

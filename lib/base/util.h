@@ -21,9 +21,27 @@ static inline void rg_free_ptr(void *ptr)
 	free(*(void **)ptr);
 }
 
-/* Cleanup attributes, so that error paths need no goto ladders. */
+/*
+ * Cleanup attributes, so that error paths need no goto ladders: f(&var)
+ * runs on every exit from var's scope, after the return value is computed
+ * (so "return rg_fail(err, errno, ...)" still reports the right errno).
+ * Several run in the reverse order of their declarations.
+ */
+#define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_close_ __attribute__((cleanup(rg_close_fd)))
 #define _cleanup_free_ __attribute__((cleanup(rg_free_ptr)))
+
+/*
+ * Hand *fd over (returned, or stored where it outlives the scope): *fd is
+ * left -1, so that its _cleanup_close_ skips it.
+ */
+static inline int rg_steal_fd(int *fd)
+{
+	int ret = *fd;
+
+	*fd = -1;
+	return ret;
+}
 
 /* The struct that holds member at ptr. */
 #define rg_container_of(ptr, type, member) \

@@ -179,13 +179,20 @@ static void v1_find_unified(void)
 	fclose(f);
 }
 
+/* For _cleanup_: release the lock that the scope took. */
+static void v1_unlock(pthread_mutex_t **lock)
+{
+	pthread_mutex_unlock(*lock);
+}
+
 static void v1_find_mounts(void)
 {
+	_cleanup_(v1_unlock) pthread_mutex_t *lock = &v1_mounts_lock;
 	int i;
 
-	pthread_mutex_lock(&v1_mounts_lock);
+	pthread_mutex_lock(lock);
 	if (v1_mounts.ready)
-		goto out;
+		return;
 	v1_mounts.init_ret = cgroup_init();
 	for (i = 0; i < V1_NR_CTRL && !v1_mounts.init_ret; i++) {
 		if (i == V1_UNIFIED) {
@@ -198,8 +205,6 @@ static void v1_find_mounts(void)
 			v1_canonical_mount(&v1_mounts.mount[i]);
 	}
 	v1_mounts.ready = true;
-out:
-	pthread_mutex_unlock(&v1_mounts_lock);
 }
 
 int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err)
@@ -305,20 +310,26 @@ static bool v1_parse_table(const char *text, const char *cgroup_path,
 	return true;
 }
 
+/* For _cleanup_: the paths of mount[] not handed over to v1_mounts. */
+static void v1_free_mounts(char *(*mount)[V1_NR_CTRL])
+{
+	for (int i = 0; i < V1_NR_CTRL; i++)
+		free((*mount)[i]);
+}
+
 bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
 {
-	char *mount[V1_NR_CTRL] = { NULL };
-	bool taken = false, no_unified = false;
+	_cleanup_(v1_free_mounts) char *mount[V1_NR_CTRL] = { NULL };
+	_cleanup_(v1_unlock) pthread_mutex_t *lock = &v1_mounts_lock;
+	bool no_unified = false;
 	int i;
 
-	pthread_mutex_lock(&v1_mounts_lock);
-	if (v1_mounts.ready) {
-		taken = !v1_mounts.init_ret;
-		goto out;
-	}
+	pthread_mutex_lock(lock);
+	if (v1_mounts.ready)
+		return !v1_mounts.init_ret;
 	if (!v1_parse_table(text, cgroup_path, mount, &no_unified) ||
 	    !mount[V1_MEMORY] || !mount[V1_CPUACCT] || !mount[V1_FREEZER])
-		goto out;
+		return false;
 	for (i = 0; i < V1_NR_CTRL; i++) {
 		v1_mounts.mount[i] = mount[i];
 		v1_mounts.ret[i] = mount[i] ? 0 : ECGROUPSUBSYSNOTMOUNTED;
@@ -327,12 +338,8 @@ bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path)
 	/* a table from before the unified hierarchy was used: look */
 	if (!v1_mounts.mount[V1_UNIFIED] && !no_unified)
 		v1_find_unified();
-	v1_mounts.ready = taken = true;
-out:
-	pthread_mutex_unlock(&v1_mounts_lock);
-	for (i = 0; i < V1_NR_CTRL; i++)
-		free(mount[i]);
-	return taken;
+	v1_mounts.ready = true;
+	return true;
 }
 
 static int v1_check_mounts(bool want_cpuset, struct rg_error *err)
@@ -562,6 +569,13 @@ static void v1_discard(struct rg_cgroup_v1 *cg)
 	v1_release(&cg->base);
 }
 
+/* For _cleanup_: a cgroup not handed over (NULL) is discarded. */
+static void v1_discard_ptr(struct rg_cgroup_v1 **cg)
+{
+	if (*cg)
+		v1_discard(*cg);
+}
+
 /*
  * A process that died between freezing and thawing (v1_kill_round) leaves
  * the freezer FROZEN, and the next run would never get to exec.
@@ -599,7 +613,7 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 			bool want_cpuset, unsigned int how, struct rg_cgroup **out,
 			struct rg_error *err)
 {
-	struct rg_cgroup_v1 *cg;
+	_cleanup_(v1_discard_ptr) struct rg_cgroup_v1 *cg = NULL;
 	int i, nr = want_cpuset ? V1_NR_CTRL : V1_CPUSET;
 
 	if (v1_check_mounts(want_cpuset, err) < 0)
@@ -616,23 +630,19 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 				v1_drop_unified(cg);
 				continue;
 			}
-			rg_fail_context(err, "cgroup v1 %s:%s",
-					v1_ctrl_name[i], cg->base.label);
-			goto fail;
+			return rg_fail_context(err, "cgroup v1 %s:%s",
+					       v1_ctrl_name[i],
+					       cg->base.label);
 		}
 	}
-	if (v1_open_files(cg, err) < 0 || v1_thaw_reused(cg, err) < 0) {
-		rg_fail_context(err, "cgroup v1 %s", cg->base.label);
-		goto fail;
-	}
+	if (v1_open_files(cg, err) < 0 || v1_thaw_reused(cg, err) < 0)
+		return rg_fail_context(err, "cgroup v1 %s", cg->base.label);
 	cg->base.fresh = true;
 	for (i = 0; i < cg->nr_hier; i++)
 		cg->base.fresh &= cg->hier[i].made;
 	*out = &cg->base;
+	cg = NULL;
 	return 0;
-fail:
-	v1_discard(cg);
-	return -1;
 }
 
 /*

@@ -351,34 +351,35 @@ static void v2_discard(struct rg_cgroup_v2 *cg)
 	v2_release(&cg->base);
 }
 
+/* For _cleanup_: a cgroup not handed over (NULL) is discarded. */
+static void v2_discard_ptr(struct rg_cgroup_v2 **cg)
+{
+	if (*cg)
+		v2_discard(*cg);
+}
+
 int rg_cgroup_v2_create(const char *root, const char *parent,
 			const char *name, unsigned int ctrl, unsigned int how,
 			struct rg_cgroup **out, struct rg_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
-	struct rg_cgroup_v2 *cg;
+	_cleanup_(v2_discard_ptr) struct rg_cgroup_v2 *cg = NULL;
 
 	cg = v2_alloc(parent, name, ctrl, err);
 	if (!cg)
 		return -1;
 	root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (root_fd < 0) {
-		rg_fail(err, errno, "opening %s", root);
-		goto fail;
-	}
+	if (root_fd < 0)
+		return rg_fail(err, errno, "opening %s", root);
 	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
 	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
 			      &cg->parent_fd, err) < 0 ||
 	    v2_get_dir(cg, parent, how, err) < 0 || v2_open_files(cg, err) < 0 ||
-	    v2_thaw_reused(cg, err) < 0) {
-		rg_fail_context(err, "cgroup v2 %s", cg->base.label);
-		goto fail;
-	}
+	    v2_thaw_reused(cg, err) < 0)
+		return rg_fail_context(err, "cgroup v2 %s", cg->base.label);
 	*out = &cg->base;
+	cg = NULL;
 	return 0;
-fail:
-	v2_discard(cg);
-	return -1;
 }
 
 /* Limited: RAM only, no swap (as DOMjudge). Unlimited: "max" for both. */

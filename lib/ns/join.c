@@ -21,36 +21,28 @@
 static int open_ns(const char *path, const struct rg_ns_kind *k,
 		   struct rg_error *err)
 {
+	_cleanup_close_ int fd = -1;
 	struct statfs sfs;
-	int fd, type;
+	int type;
 
 	/* the bind mount itself, never a link put there */
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return rg_fail(err, errno, "opening %s", path);
-	if (fstatfs(fd, &sfs) < 0) {
-		rg_fail(err, errno, "fstatfs %s", path);
-		goto fail;
-	}
+	if (fstatfs(fd, &sfs) < 0)
+		return rg_fail(err, errno, "fstatfs %s", path);
 	/* the empty file under the mount: after a reboot or an unmount */
-	if (sfs.f_type != NSFS_MAGIC) {
-		rg_fail(err, ESTALE, "%s is not a mounted namespace", path);
-		goto fail;
-	}
+	if (sfs.f_type != NSFS_MAGIC)
+		return rg_fail(err, ESTALE, "%s is not a mounted namespace",
+			       path);
 	type = ioctl(fd, NS_GET_NSTYPE);
 	/* ENOTTY: before 4.11, the type cannot be asked */
-	if (type < 0 && errno != ENOTTY) {
-		rg_fail(err, errno, "NS_GET_NSTYPE on %s", path);
-		goto fail;
-	}
-	if (type >= 0 && type != k->type) {
-		rg_fail(err, ESTALE, "%s is not a %s namespace", path, k->name);
-		goto fail;
-	}
-	return fd;
-fail:
-	close(fd);
-	return -1;
+	if (type < 0 && errno != ENOTTY)
+		return rg_fail(err, errno, "NS_GET_NSTYPE on %s", path);
+	if (type >= 0 && type != k->type)
+		return rg_fail(err, ESTALE, "%s is not a %s namespace", path,
+			       k->name);
+	return rg_steal_fd(&fd);
 }
 
 void rg_ns_close(int fds[RG_NS_COUNT])

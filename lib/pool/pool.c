@@ -811,27 +811,37 @@ static void remove_prewarm_stamps(int dir_fd)
 	closedir(d);
 }
 
+/* The slot locks a destroy holds: fd[0 .. n) are -1 or open. */
+struct slot_locks {
+	int *fd;
+	unsigned int n;
+};
+
+/* For _cleanup_: release the slots and free the array. */
+static void release_slot_locks(struct slot_locks *locks)
+{
+	for (unsigned int i = 0; i < locks->n; i++)
+		rg_close_fd(&locks->fd[i]);
+	free(locks->fd);
+}
+
 static int destroy_locked(int dir_fd, const struct pool_header *h,
 			  enum held_slot how, int64_t deadline_ms,
 			  struct rg_error *err)
 {
+	_cleanup_(release_slot_locks) struct slot_locks locks = { 0 };
 	char ns_dir[PATH_MAX], dynmods[PATH_MAX + 16];
-	int *locks;
 	int rc = 0;
 
-	locks = calloc(h->size + 1, sizeof(*locks));
-	if (!locks)
+	locks.fd = calloc(h->size + 1, sizeof(*locks.fd));
+	if (!locks.fd)
 		return rg_fail(err, errno, "allocating");
 	for (unsigned int i = 0; i < h->size; i++)
-		locks[i] = -1;
-	if (lock_all_slots(dir_fd, h, locks, how, deadline_ms, err) < 0) {
-		rc = -1;
-		goto out;
-	}
-	if (rg_pool_ns_dir(dir_fd, ns_dir, sizeof(ns_dir), err) < 0) {
-		rc = -1;
-		goto out;
-	}
+		locks.fd[i] = -1;
+	locks.n = h->size;
+	if (lock_all_slots(dir_fd, h, locks.fd, how, deadline_ms, err) < 0 ||
+	    rg_pool_ns_dir(dir_fd, ns_dir, sizeof(ns_dir), err) < 0)
+		return -1;
 	/* the header goes first: a run arriving now re-creates the pool */
 	unlinkat(dir_fd, "pool.state", 0);
 	for (unsigned int i = 0; i < h->size; i++) {
@@ -855,10 +865,6 @@ static int destroy_locked(int dir_fd, const struct pool_header *h,
 	unlinkat(dir_fd, "slots.table", 0);
 	unlinkat(dir_fd, MOUNT_TABLE, 0);
 	remove_prewarm_stamps(dir_fd);
-out:
-	for (unsigned int i = 0; i < h->size; i++)
-		rg_close_fd(&locks[i]);
-	free(locks);
 	return rc;
 }
 
@@ -912,8 +918,9 @@ static int guess_header(int dir_fd, const char *dir, struct pool_header *h,
 static int destroy(const char *dir, enum held_slot how, int64_t deadline_ms,
 		   struct rg_error *err)
 {
+	_cleanup_close_ int dir_fd = -1;
+	_cleanup_close_ int lock_fd = -1;
 	struct pool_header h;
-	int dir_fd, lock_fd, rc;
 
 	if (!dir)
 		dir = RG_POOL_DIR_DEFAULT;
@@ -922,26 +929,19 @@ static int destroy(const char *dir, enum held_slot how, int64_t deadline_ms,
 		return err->errnum == ENOENT ? 0 : -1;
 	lock_fd = openat(dir_fd, "pool.lock",
 			 O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0) {
-		rc = rg_fail(err, errno, "locking the pool in `%s'", dir);
-		goto out;
-	}
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX) < 0)
+		return rg_fail(err, errno, "locking the pool in `%s'", dir);
 	if (rg_pool_read_header(dir_fd, &h) < 0 &&
-	    guess_header(dir_fd, dir, &h, err) < 0) {
-		rc = -1;
-		goto out;
-	}
+	    guess_header(dir_fd, dir, &h, err) < 0)
+		return -1;
 	rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "destroying the pool in "
 		  "`%s': %u slots", dir, h.size);
-	rc = destroy_locked(dir_fd, &h, how, deadline_ms, err);
-	if (rc == 0)
-		unlinkat(dir_fd, "pool.lock", 0);
-out:
-	rg_close_fd(&lock_fd);
-	close(dir_fd);
-	if (rc == 0)
-		rmdir(dir); /* only if empty: it may hold other things */
-	return rc;
+	if (destroy_locked(dir_fd, &h, how, deadline_ms, err) < 0)
+		return -1;
+	unlinkat(dir_fd, "pool.lock", 0);
+	/* only if empty: it may hold other things (open fds do not count) */
+	rmdir(dir);
+	return 0;
 }
 
 int rg_pool_destroy(const char *dir, bool force, struct rg_error *err)

@@ -160,10 +160,18 @@ static int walk_step(struct walk *w, const char *name, struct rg_error *err)
 	return 0;
 }
 
+/* For _cleanup_: the walk's directory, unless handed over (fd -1). */
+static void walk_release(struct walk *w)
+{
+	rg_close_fd(&w->fd);
+}
+
 int rg_trusted_dir_open(const char *dir, const char *what, bool create,
 			int *dir_fd, struct rg_error *err)
 {
-	struct walk w = { .fd = -1, .create = create, .what = what };
+	_cleanup_(walk_release) struct walk w = {
+		.fd = -1, .create = create, .what = what,
+	};
 	char name[NAME_MAX + 1], cwd[PATH_MAX];
 	struct stat st;
 
@@ -174,19 +182,14 @@ int rg_trusted_dir_open(const char *dir, const char *what, bool create,
 		     dir) >= (int)sizeof(w.rest))
 		return rg_fail(err, ENAMETOOLONG, "%s `%s'", what, dir);
 	if (walk_restart(&w, err) < 0)
-		goto fail;
+		return -1;
 	while (next_name(&w, name, sizeof(name)))
 		if (walk_step(&w, name, err) < 0)
-			goto fail;
-	if (fstat(w.fd, &st) < 0) {
-		rg_fail(err, errno, "stat `%s'", dir);
-		goto fail;
-	}
+			return -1;
+	if (fstat(w.fd, &st) < 0)
+		return rg_fail(err, errno, "stat `%s'", dir);
 	if (check_dir(&w, w.done[0] ? w.done : "/", &st, true, err) < 0)
-		goto fail;
-	*dir_fd = w.fd;
+		return -1;
+	*dir_fd = rg_steal_fd(&w.fd);
 	return 0;
-fail:
-	rg_close_fd(&w.fd);
-	return -1;
 }

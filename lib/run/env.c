@@ -79,27 +79,36 @@ static int env_start(const struct rg_config *cfg, struct env_list *list,
 	return 0;
 }
 
+/*
+ * For _cleanup_: the list and its strings, unless handed over (items
+ * NULL). items[len] is always there: env_append keeps room for it.
+ */
+static void env_list_free(struct env_list *list)
+{
+	if (!list->items)
+		return;
+	list->items[list->len] = NULL;
+	rg_env_free(list->items);
+}
+
 int rg_env_build(const struct rg_config *cfg, char ***out,
 		 struct rg_error *err)
 {
-	struct env_list list = { 0 };
+	_cleanup_(env_list_free) struct env_list list = { 0 };
 
 	list.items = calloc(16, sizeof(*list.items));
 	if (!list.items)
 		return rg_fail(err, errno, "building the environment");
 	list.cap = 16;
 	if (env_start(cfg, &list, err) < 0)
-		goto fail;
+		return -1;
 	for (size_t i = 0; i < cfg->env_changes_len; i++)
 		if (env_apply(&list, cfg->env_changes[i], err) < 0)
-			goto fail;
+			return -1;
 	list.items[list.len] = NULL;
 	*out = list.items;
+	list.items = NULL;
 	return 0;
-fail:
-	list.items[list.len] = NULL;
-	rg_env_free(list.items);
-	return -1;
 }
 
 void rg_env_free(char **env)

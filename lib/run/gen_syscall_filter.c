@@ -40,12 +40,19 @@ static int write_header(FILE *out, const struct sock_fprog progs[2])
 	return ferror(out) ? -1 : 0;
 }
 
+/* For _cleanup_: what rg_seccomp_build() made (NULL filters until then). */
+static void free_programs(struct sock_fprog (*progs)[2])
+{
+	free((*progs)[0].filter);
+	free((*progs)[1].filter);
+}
+
 int main(int argc, char **argv)
 {
-	struct sock_fprog progs[2] = { { 0 } };
+	_cleanup_(free_programs) struct sock_fprog progs[2] = { { 0 } };
 	struct rg_error err;
 	FILE *out;
-	int rc = 1;
+	int rc;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: gen-syscall-filter OUTPUT\n");
@@ -55,7 +62,7 @@ int main(int argc, char **argv)
 		if (rg_seccomp_build(&progs[i], i == 1, &err) < 0) {
 			fprintf(stderr, "gen-syscall-filter: %s\n",
 				err.message);
-			goto out;
+			return 1;
 		}
 	}
 	out = fopen(argv[1], "w");
@@ -64,8 +71,5 @@ int main(int argc, char **argv)
 		rc = 1;
 	if (rc)
 		perror(argv[1]);
-out:
-	free(progs[0].filter);
-	free(progs[1].filter);
 	return rc;
 }

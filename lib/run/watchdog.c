@@ -82,9 +82,21 @@ static int map_stack(struct rg_watchdog *w, struct rg_error *err)
 	return 0;
 }
 
+/* For _cleanup_: undo a start that failed half-way (NULL once started). */
+static void undo_start(struct rg_watchdog **w)
+{
+	if (!*w)
+		return;
+	free_stack(*w);
+	close((*w)->pidfd);
+	memset(*w, 0, sizeof(**w));
+}
+
 int rg_watchdog_start(struct rg_watchdog *w, struct rg_slot *slot,
 		      struct rg_error *err)
 {
+	_cleanup_(undo_start) struct rg_watchdog *undo = NULL;
+
 	memset(w, 0, sizeof(*w));
 	w->pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	/* before 5.3, or refused by a container's filter: run unwatched */
@@ -92,21 +104,16 @@ int rg_watchdog_start(struct rg_watchdog *w, struct rg_slot *slot,
 		return 0;
 	if (w->pidfd < 0)
 		return rg_fail(err, errno, "watchdog: pidfd_open");
+	undo = w;
 	if (map_stack(w, err) < 0)
-		goto fail;
+		return -1;
 	w->slot = slot;
 	w->pid = clone(watch, (char *)w->stack + WATCHDOG_STACK_SIZE,
 		       CLONE_VM | CLONE_FILES | SIGCHLD, w);
-	if (w->pid < 0) {
-		rg_fail(err, errno, "starting the watchdog");
-		goto fail;
-	}
+	if (w->pid < 0)
+		return rg_fail(err, errno, "starting the watchdog");
+	undo = NULL; /* running: rg_watchdog_stop() ends it */
 	return 0;
-fail:
-	free_stack(w);
-	close(w->pidfd);
-	memset(w, 0, sizeof(*w));
-	return -1;
 }
 
 void rg_watchdog_stop(struct rg_watchdog *w)
