@@ -115,8 +115,8 @@ struct rg_ns_scrub {
  * namespace (rg_ns_replace_net).
  *
  * fds: from rg_ns_open; report: required (zeroed first). Fails with ESTALE
- * when <dir>/<name>.mq is not an mqueue mount. The calling thread must have no SysV semaphore undo state
- * of its own (setns to another IPC namespace applies it).
+ * when <dir>/<name>.mq is not an mqueue mount. The calling thread must
+ * have no SysV semaphore undo state of its own (setns to another IPC namespace applies it).
  */
 /*
  * The unix sockets of net namespace net_fd (a run's own, about to go):

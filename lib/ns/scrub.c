@@ -182,8 +182,9 @@ static int sysv_ids_state(const struct rg_ns_sysv_kind *k, enum sysv_ids *state,
 	return 0;
 }
 
-static int scrub_sysv_kind(const struct rg_ns_sysv_kind *k, unsigned int *removed,
-			   struct rg_ns_scrub *report, struct rg_error *err)
+static int scrub_sysv_kind(const struct rg_ns_sysv_kind *k,
+			   unsigned int *removed, struct rg_ns_scrub *report,
+			   struct rg_error *err)
 {
 	struct sysv_pass pass = { k, removed, -1 };
 	enum sysv_ids state;

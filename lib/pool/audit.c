@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The pool's files, each checked against what runguard makes there: a
- * run checks the files it uses as it opens them (pool.c, lease.c); the
+ * run checks the files it uses as it opens them (pool_files.c, lease.c); the
  * audit walks all of them at once, for --check.
  */
 #include <errno.h>

@@ -107,10 +107,11 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
  * Our CPU time in the window counts in the slot's cgroup: not the run's.
  * So does what was charged before we were forked (the keeper's pages):
  * taken off the peak, as the slot's limit has it on top of the run's
- * (rg_slot_memory_limit). Without swap those pages stay charged through the run, so
- * the rest is the run's. The counters move in whole charge batches: a run
- * whose pages came from a batch the slot held shows no rise, and is given
- * the one batch a fresh cgroup would charge it, as per-run. docs/pool.md.
+ * (rg_slot_memory_limit). Without swap those pages stay charged through
+ * the run, so the rest is the run's. The counters move in whole charge
+ * batches: a run whose pages came from a batch the slot held shows no
+ * rise, and is given the one batch a fresh cgroup would charge it, as
+ * per-run. docs/pool.md.
  */
 static void runner_correct_stats(struct rg_slot *slot,
 				 struct rg_cgroup_stats *st)

@@ -1,19 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Private to pool.c (the pool's files: creation, destruction, state) and
- * lease.c (borrowing a slot for one run).
- *
- * Pool directory:
- *   pool.lock      flock: shared while a run picks a slot, exclusive while
- *                  the pool is created or destroyed
- *   pool.state     struct pool_header, written last by creation
- *   slots.table    one struct slot_record per slot, written by its holder
- *   cgroup.mounts  v1: where each controller was mounted at creation
- *   slot-K.lock    flock held by the run that uses slot K
- *   slot-K.sock    the slot's keeper listens here (keeper.c)
- *   ns/            private mount: slot-K.{ipc,net,uts} nsfs binds and the
- *                  slot-K.mq mqueue mounts (lib/ns/); dynmods/ (v1 option)
- * Slot cgroup: <header.cgroup_path>/slot-K.
+ * lib/pool/'s header: what other folders use of the pool (the public
+ * calls' helpers, rg_keeper_main), and what the pool's files share: the
+ * pool directory's state (pool_files.c, pool_create.c, pool_view.c,
+ * pool_destroy.c), the lease (lease.h) and the keepers (keeper.h). The
+ * directory's layout, with each file's mode, is docs/pool.md's "Files";
+ * a slot's cgroup is <header.cgroup_path>/slot-K.
  */
 #ifndef RG_POOL_H
 #define RG_POOL_H
@@ -136,7 +128,21 @@ static inline uint64_t rg_charge_batches(uint64_t bytes)
 	return (bytes + batch - 1) / batch * batch;
 }
 
-/* pool.c, for the lease's files (lease.h) */
+/*
+ * The pool's files (pool_files.c, pool_create.c), for the other pool_*.c
+ * and the lease's files (lease.h).
+ */
+
+/* ns/dynmods: a v1 pool's favordynmods mount; the saved v1 mount table */
+#define RG_POOL_DYNMODS_DIR "dynmods"
+#define RG_POOL_MOUNT_TABLE "cgroup.mounts"
+
+int rg_pool_write_header(int dir_fd, const struct pool_header *h,
+			 struct rg_error *err);
+/* The host's v1 cgroup mounts, as the slots' runs will look them up. */
+int rg_pool_save_mount_table(int dir_fd, struct rg_error *err);
+/* Whether slot cgroups can include a cpuset (it opens slot 0). */
+int rg_pool_probe_cpuset(struct pool_header *h, struct rg_error *err);
 
 /*
  * Open the pool directory (O_PATH), made with its missing parents when

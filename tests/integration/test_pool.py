@@ -348,7 +348,7 @@ class PoolTestCase(RGTestCase):
     def own_pool_names(self):
         """The cgroup names (pool-XXXXXXXX) of this test's pools: from
         --pool-show, and the documented hash of the pool directory
-        (docs/pool.md; FNV-1a of its real path, lib/pool/pool.c) for pools
+        (docs/pool.md; FNV-1a of its real path, lib/pool/pool_files.c) for pools
         that were never shown."""
         names = {os.path.basename(cg) for cg in self.pool_cgroups.values()}
         for d in self.pools:
