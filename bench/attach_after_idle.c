@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 	int status;
 
 	if (argc < 2 || runs < 1 || idle_ms < 0) {
-		fprintf(stderr, "usage: %s CGROUP_PROCS_FILE [RUNS [IDLE_MS]]\n",
+		fprintf(stderr,
+			"usage: %s CGROUP_PROCS_FILE [RUNS [IDLE_MS]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -82,8 +83,8 @@ int main(int argc, char **argv)
 	}
 	qsort(us, (size_t)runs, sizeof(*us), compare);
 	printf("attach after %d ms idle, %d runs: median %.1f us, "
-	       "p90 %.1f us, max %.1f us\n", idle_ms, runs, us[runs / 2],
-	       us[runs * 9 / 10], us[runs - 1]);
+	       "p90 %.1f us, max %.1f us\n",
+	       idle_ms, runs, us[runs / 2], us[runs * 9 / 10], us[runs - 1]);
 	free(us);
 	return 0;
 }

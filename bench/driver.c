@@ -61,7 +61,7 @@ struct command {
 	const char *in, *out, *err, *meta;
 	bool self;
 	char **argv;
-	struct lib_command *lib;	/* the library contender, else NULL */
+	struct lib_command *lib; /* the library contender, else NULL */
 };
 
 enum step_kind { STEP_BLOCK, STEP_ONCE, STEP_PAUSE };
@@ -70,7 +70,7 @@ struct step {
 	enum step_kind kind;
 	const char *tag;
 	long round;
-	long long ns;		/* block length or pause */
+	long long ns; /* block length or pause */
 	int ncmds;
 	int cmds[MAX_WORKERS];
 };
@@ -78,10 +78,10 @@ struct step {
 struct record {
 	int step, cmd, worker;
 	long long start, dur, cpu;
-	int status;		/* wait status */
-	int spawn_errno;	/* posix_spawn() or open() failed: no status */
-	long long self_wall, self_cpu;	/* -1: no self line */
-	char *meta, *err;	/* meta file, stderr head on failure */
+	int status;	 /* wait status */
+	int spawn_errno; /* posix_spawn() or open() failed: no status */
+	long long self_wall, self_cpu; /* -1: no self line */
+	char *meta, *err;	       /* meta file, stderr head on failure */
 };
 
 struct worker {
@@ -98,7 +98,7 @@ static int nsteps;
 static int nworkers = 1;
 static pthread_barrier_t barrier;
 static long long origin;
-static char *plan_text;		/* the fields of commands and steps */
+static char *plan_text; /* the fields of commands and steps */
 
 static void die(const char *fmt, const char *arg)
 {
@@ -197,7 +197,8 @@ static void add_command(char **f, int n)
 	int i;
 
 	if (n < 8)
-		die("%s", "cmd needs CONTENDER STDIN STDOUT STDERR META SELF ARGV0");
+		die("%s",
+		    "cmd needs CONTENDER STDIN STDOUT STDERR META SELF ARGV0");
 	commands = xrealloc(commands, (ncommands + 1) * sizeof(*commands));
 	c = &commands[ncommands++];
 	c->contender = f[1];
@@ -335,8 +336,7 @@ static int empty_meta(const struct command *c)
 }
 
 /* Spawn, wait and time; returns 0 or an errno value. */
-static int spawn_and_wait(const struct command *c, int fds[3],
-			  struct record *r)
+static int spawn_and_wait(const struct command *c, int fds[3], struct record *r)
 {
 	posix_spawn_file_actions_t fa;
 	struct rusage ru;
@@ -361,8 +361,7 @@ static int spawn_and_wait(const struct command *c, int fds[3],
 	return 0;
 }
 
-static void call_library(const struct command *c, int fds[3],
-			 struct record *r)
+static void call_library(const struct command *c, int fds[3], struct record *r)
 {
 	struct lib_call call;
 
@@ -486,7 +485,7 @@ static void put_json_string(const char *s)
 		else if (ch == '\n')
 			fputs("\\n", stdout);
 		else if (ch < 0x20 || ch >= 0x7f)
-			printf("\\u%04x", ch);	/* bytes, not UTF-8 */
+			printf("\\u%04x", ch); /* bytes, not UTF-8 */
 		else
 			putchar(ch);
 	}

@@ -83,13 +83,13 @@ struct lib_command *lib_command_new(char **argv, char *why, size_t len)
 		argc++;
 	if (rg_cli_parse(&lc->opts, argc, argv, &err) < 0) {
 		free(lc);
-		snprintf(why, len, "%s", rg_error_format(&err, text,
-							  sizeof(text)));
+		snprintf(why, len, "%s",
+			 rg_error_format(&err, text, sizeof(text)));
 		return NULL;
 	}
 	if (configure(lc, &err) < 0) {
-		snprintf(why, len, "%s", rg_error_format(&err, text,
-							  sizeof(text)));
+		snprintf(why, len, "%s",
+			 rg_error_format(&err, text, sizeof(text)));
 		lib_command_free(lc);
 		return NULL;
 	}
@@ -141,10 +141,11 @@ void lib_command_call(struct lib_command *lc, int in_fd, int out_fd,
 
 	failed = rg_config_set_input_fd(lc->cfg, in_fd, &err) < 0 ||
 		 (!lc->opts.stdout_file &&
-		  rg_config_set_output_fd(lc->cfg, RG_STDOUT, out_fd, &err) < 0) ||
-		 !ran_to_completion(lc->pool ?
-			 rg_pool_run(lc->pool, lc->cfg, &res, &err) :
-			 rg_run(lc->cfg, &res, &err));
+		  rg_config_set_output_fd(lc->cfg, RG_STDOUT, out_fd, &err) <
+			  0) ||
+		 !ran_to_completion(lc->pool ? rg_pool_run(lc->pool, lc->cfg,
+							   &res, &err) :
+					       rg_run(lc->cfg, &res, &err));
 	if (failed)
 		snprintf(line, sizeof(line), "runguard: %s",
 			 rg_error_format(&err, text, sizeof(text)));

@@ -13,8 +13,8 @@ struct lib_command;
 
 /* What one call gives the driver, in the terms of a spawned runguard. */
 struct lib_call {
-	int status;		/* a wait status: runguard's exit code */
-	long long cpu_ns;	/* the calling thread's CPU + the command's */
+	int status;	  /* a wait status: runguard's exit code */
+	long long cpu_ns; /* the calling thread's CPU + the command's */
 };
 
 /*

@@ -65,7 +65,8 @@ static int compare(FILE *team, FILE *ans, const char *feedback)
 		if (!a)
 			return wrong_answer(feedback, token, "extra output");
 		if (!t)
-			return wrong_answer(feedback, token, "output ends early");
+			return wrong_answer(feedback, token,
+					    "output ends early");
 		if (strcmp(want, got))
 			return wrong_answer(feedback, token, "token differs");
 	}
@@ -77,7 +78,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s TESTIN TESTANS FEEDBACKDIR\n", argv[0]);
+		fprintf(stderr, "usage: %s TESTIN TESTANS FEEDBACKDIR\n",
+			argv[0]);
 		return 1;
 	}
 	ans = fopen(argv[2], "r");

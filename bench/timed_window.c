@@ -27,8 +27,8 @@ static void report(const char *name, double *v, int n)
 {
 	qsort(v, n, sizeof(*v), compare_doubles);
 	printf("%-7s median %8.1f us   p90 %8.1f us   p99 %8.1f us   max %8.1f us\n",
-	       name, v[n / 2] * 1e6, v[n * 9 / 10] * 1e6, v[n * 99 / 100] * 1e6,
-	       v[n - 1] * 1e6);
+	       name, v[n / 2] * 1e6, v[n * 9 / 10] * 1e6,
+	       v[n * 99 / 100] * 1e6, v[n - 1] * 1e6);
 }
 
 static double now(void)

@@ -66,8 +66,8 @@ static int configure(struct rg_config *cfg, char **argv, uint64_t memory,
 
 	if (!pw) {
 		err->errnum = errno;
-		snprintf(err->message, sizeof(err->message),
-			 "unknown user %s", argv[1]);
+		snprintf(err->message, sizeof(err->message), "unknown user %s",
+			 argv[1]);
 		return -1;
 	}
 	if (rg_config_set_command(cfg, argv[2], cmd, err) < 0 ||
@@ -94,15 +94,19 @@ int main(int argc, char **argv)
 	char msg[1200], *end;
 
 	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "usage: %s USER PROGRAM INPUT EXPECTED "
-			"[MEMORY-MIB]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s USER PROGRAM INPUT EXPECTED "
+			"[MEMORY-MIB]\n",
+			argv[0]);
 		return 2;
 	}
 	if (argc == 6) {
 		memory = strtoull(argv[5], &end, 10) << 20;
 		if (*end || memory == 0) {
-			fprintf(stderr, "minijudge: bad memory limit `%s' "
-				"(MiB)\n", argv[5]);
+			fprintf(stderr,
+				"minijudge: bad memory limit `%s' "
+				"(MiB)\n",
+				argv[5]);
 			return 2;
 		}
 	}

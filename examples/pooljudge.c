@@ -30,7 +30,7 @@ struct judge {
 	const char *program;
 	unsigned int cases;
 	unsigned int next_case; /* under lock */
-	unsigned int failures;  /* under lock */
+	unsigned int failures;	/* under lock */
 	bool keeper;
 	pthread_mutex_t lock;
 };
@@ -43,8 +43,8 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int configure(struct rg_config *cfg, const struct judge *j,
-		     char *arg, struct rg_error *err)
+static int configure(struct rg_config *cfg, const struct judge *j, char *arg,
+		     struct rg_error *err)
 {
 	char *cmd[] = { (char *)j->program, arg, NULL };
 	struct passwd *pw = getpwnam(j->user);
@@ -123,8 +123,10 @@ int main(int argc, char **argv)
 	char msg[1200];
 
 	if (argc != 7 && !(argc == 8 && strcmp(argv[7], "keeper") == 0)) {
-		fprintf(stderr, "usage: %s POOL-DIR SLOTS THREADS CASES USER "
-			"PROGRAM [keeper]\n", argv[0]);
+		fprintf(stderr,
+			"usage: %s POOL-DIR SLOTS THREADS CASES USER "
+			"PROGRAM [keeper]\n",
+			argv[0]);
 		return 2;
 	}
 	j.keeper = argc == 8;

@@ -61,8 +61,7 @@ static bool files_first(const char *db)
 }
 
 /* The third field of name's line ("name:password:id:..."), if any. */
-static bool id_of_line(const char *line, const char *name,
-		       unsigned long *id)
+static bool id_of_line(const char *line, const char *name, unsigned long *id)
 {
 	size_t len = strlen(name);
 	const char *field;

@@ -31,8 +31,8 @@ static void load_settings(const struct rg_cli_options *o,
 		rg_cli_settings_defaults(&in->settings);
 	}
 	snprintf(in->pool_source, sizeof(in->pool_source),
-		 "pool-size from %s, pool-dir from %s",
-		 in->settings.size_from, in->settings.dir_from);
+		 "pool-size from %s, pool-dir from %s", in->settings.size_from,
+		 in->settings.dir_from);
 }
 
 static int add_settings_item(struct rg_check_report *r,
@@ -67,11 +67,13 @@ static int add_valid_users_item(struct rg_check_report *r,
 		return 0;
 	if (rg_cli_check_valid_user(o->uid, o->user, RG_VALID_USERS, &why) == 0)
 		return rg_check_report_add(r, "valid-users", RG_CHECK_OK,
-					   "admitted by VALID_USERS (" RG_VALID_USERS ")",
+					   "admitted by VALID_USERS (" RG_VALID_USERS
+					   ")",
 					   NULL, err);
 	return rg_check_report_add(r, "valid-users", RG_CHECK_ERROR,
 				   rg_error_format(&why, text, sizeof(text)),
-				   "use a user VALID_USERS (" RG_VALID_USERS ") admits, or rebuild with -Dvalid_users=...",
+				   "use a user VALID_USERS (" RG_VALID_USERS
+				   ") admits, or rebuild with -Dvalid_users=...",
 				   err);
 }
 
@@ -90,8 +92,9 @@ static int add_group_item(struct rg_check_report *r,
 	snprintf(item, sizeof(item), "group.%s", group);
 	if (rg_cli_resolve_group(group, &gid, &why) == 0) {
 		snprintf(text, sizeof(text), "gid %u%s", (unsigned int)gid,
-			 o->group ? "" : " (RUNGROUP: DOMjudge runs with -g "
-					 "it)");
+			 o->group ? "" :
+				    " (RUNGROUP: DOMjudge runs with -g "
+				    "it)");
 		return rg_check_report_add(r, item, RG_CHECK_OK, text, NULL,
 					   err);
 	}

@@ -80,7 +80,8 @@ void rg_cli_check_print_json(FILE *out, const struct rg_check_report *r)
 	size_t total = rg_check_report_count(r), n[3];
 
 	count(r, n);
-	fprintf(out, "{\n  \"status\": \"%s\",\n  \"exit_status\": %d,\n"
+	fprintf(out,
+		"{\n  \"status\": \"%s\",\n  \"exit_status\": %d,\n"
 		"  \"counts\": {\"ok\": %zu, \"warning\": %zu, \"error\": %zu},\n"
 		"  \"items\": [",
 		status_name(rg_check_report_status(r)),

@@ -10,12 +10,12 @@
 
 struct rg_cli_log {
 	const char *progname;
-	const char *name;	/* the name lines start with (see shared) */
-	struct timespec start;	/* CLOCK_MONOTONIC at program start */
+	const char *name;      /* the name lines start with (see shared) */
+	struct timespec start; /* CLOCK_MONOTONIC at program start */
 	bool verbose;
 	bool quiet;
-	bool shared;		/* fd is also the command's stderr (no -e) */
-	int fd;			/* where lines go: 2 */
+	bool shared; /* fd is also the command's stderr (no -e) */
+	int fd;	     /* where lines go: 2 */
 };
 
 void rg_cli_log_init(struct rg_cli_log *log, const char *progname, int fd);

@@ -25,8 +25,8 @@ static int map_root(const struct rg_cli_options *o, struct rg_config *cfg,
 	return 0;
 }
 
-static int map_identity(const struct rg_cli_options *o,
-			struct rg_config *cfg, struct rg_error *err)
+static int map_identity(const struct rg_cli_options *o, struct rg_config *cfg,
+			struct rg_error *err)
 {
 	if (o->user && rg_config_set_user(cfg, o->uid, err))
 		return -1;
@@ -48,8 +48,8 @@ static int map_time(const struct rg_cli_options *o, struct rg_config *cfg,
 }
 
 /* A kB value that overflowed means "unlimited", i.e. no limit at all. */
-static int map_resources(const struct rg_cli_options *o,
-			 struct rg_config *cfg, struct rg_error *err)
+static int map_resources(const struct rg_cli_options *o, struct rg_config *cfg,
+			 struct rg_error *err)
 {
 	if (o->has_memory_limit && o->memory_bytes != RG_UNLIMITED &&
 	    rg_config_set_memory_limit(cfg, o->memory_bytes, err))
@@ -60,8 +60,7 @@ static int map_resources(const struct rg_cli_options *o,
 	if (o->has_process_limit &&
 	    rg_config_set_process_limit(cfg, o->processes, err))
 		return -1;
-	if (o->cpuset && *o->cpuset &&
-	    rg_config_set_cpuset(cfg, o->cpuset, err))
+	if (o->cpuset && *o->cpuset && rg_config_set_cpuset(cfg, o->cpuset, err))
 		return -1;
 	/* -c wins over --allow-core-dumps: it asks for less. */
 	rg_config_set_core_dumps(cfg, o->allow_core_dumps && !o->no_core);
@@ -92,8 +91,7 @@ static int map_environment(const struct rg_cli_options *o,
 	return 0;
 }
 
-static void map_process(const struct rg_cli_options *o,
-			struct rg_config *cfg)
+static void map_process(const struct rg_cli_options *o, struct rg_config *cfg)
 {
 	/* DOMjudge signals the runpipe only for a positive pid. */
 	if (o->notify_pid > 0 && o->notify_pid <= INT_MAX)

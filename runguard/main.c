@@ -157,8 +157,7 @@ static int run(struct cli *cli, const struct rg_cli_options *o,
 	outcome = rg_run(cfg, &result, &err);
 	rg_config_free(cfg);
 	/* an exec failure is the submission's, reported on its stderr */
-	if (outcome != RG_OUTCOME_COMPLETED &&
-	    outcome != RG_OUTCOME_EXEC_FAILED)
+	if (outcome != RG_OUTCOME_COMPLETED && outcome != RG_OUTCOME_EXEC_FAILED)
 		fatal(cli, &err, &result, &mo);
 	if (cli->meta && rg_meta_write_result(cli->meta, &result, &mo))
 		meta_failed(cli);

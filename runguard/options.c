@@ -41,39 +41,39 @@ enum {
  * option ("s" alone was already ambiguous). tests/unit checks this.
  */
 static const struct option long_options[] = {
-	{ "root",		required_argument,	NULL, 'r' },
-	{ "user",		required_argument,	NULL, 'u' },
-	{ "group",		required_argument,	NULL, 'g' },
-	{ "chdir",		required_argument,	NULL, 'd' },
-	{ "walltime",		required_argument,	NULL, 't' },
-	{ "cputime",		required_argument,	NULL, 'C' },
-	{ "memsize",		required_argument,	NULL, 'm' },
-	{ "filesize",		required_argument,	NULL, 'f' },
-	{ "nproc",		required_argument,	NULL, 'p' },
-	{ "cpuset",		required_argument,	NULL, 'P' },
-	{ "no-core",		no_argument,		NULL, 'c' },
-	{ "stdout",		required_argument,	NULL, 'o' },
-	{ "stderr",		required_argument,	NULL, 'e' },
-	{ "streamsize",		required_argument,	NULL, 's' },
-	{ "environment",	no_argument,		NULL, 'E' },
-	{ "variable",		required_argument,	NULL, 'V' },
-	{ "outmeta",		required_argument,	NULL, 'M' },
-	{ "runpipepid",		required_argument,	NULL, 'U' },
-	{ "verbose",		no_argument,		NULL, 'v' },
-	{ "quiet",		no_argument,		NULL, 'q' },
-	{ "help",		no_argument,		NULL, OPT_HELP },
-	{ "version",		no_argument,		NULL, OPT_VERSION },
-	{ "seccomp",		required_argument,	NULL, OPT_SECCOMP },
-	{ "allow-core-dumps",	no_argument,		NULL, OPT_ALLOW_CORE_DUMPS },
-	{ "pool-size",		required_argument,	NULL, OPT_POOL_SIZE },
-	{ "pool-dir",		required_argument,	NULL, OPT_POOL_DIR },
-	{ "pool-keeper",	required_argument,	NULL, OPT_POOL_KEEPER },
-	{ "pool-create",	no_argument,		NULL, OPT_POOL_CREATE },
-	{ "pool-show",		no_argument,		NULL, OPT_POOL_SHOW },
-	{ "pool-destroy",	optional_argument,	NULL, OPT_POOL_DESTROY },
-	{ "pool-prewarm",	no_argument,		NULL, OPT_POOL_PREWARM },
-	{ "json",		no_argument,		NULL, OPT_JSON },
-	{ NULL,			0,			NULL, 0 },
+	{ "root", required_argument, NULL, 'r' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "group", required_argument, NULL, 'g' },
+	{ "chdir", required_argument, NULL, 'd' },
+	{ "walltime", required_argument, NULL, 't' },
+	{ "cputime", required_argument, NULL, 'C' },
+	{ "memsize", required_argument, NULL, 'm' },
+	{ "filesize", required_argument, NULL, 'f' },
+	{ "nproc", required_argument, NULL, 'p' },
+	{ "cpuset", required_argument, NULL, 'P' },
+	{ "no-core", no_argument, NULL, 'c' },
+	{ "stdout", required_argument, NULL, 'o' },
+	{ "stderr", required_argument, NULL, 'e' },
+	{ "streamsize", required_argument, NULL, 's' },
+	{ "environment", no_argument, NULL, 'E' },
+	{ "variable", required_argument, NULL, 'V' },
+	{ "outmeta", required_argument, NULL, 'M' },
+	{ "runpipepid", required_argument, NULL, 'U' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "seccomp", required_argument, NULL, OPT_SECCOMP },
+	{ "allow-core-dumps", no_argument, NULL, OPT_ALLOW_CORE_DUMPS },
+	{ "pool-size", required_argument, NULL, OPT_POOL_SIZE },
+	{ "pool-dir", required_argument, NULL, OPT_POOL_DIR },
+	{ "pool-keeper", required_argument, NULL, OPT_POOL_KEEPER },
+	{ "pool-create", no_argument, NULL, OPT_POOL_CREATE },
+	{ "pool-show", no_argument, NULL, OPT_POOL_SHOW },
+	{ "pool-destroy", optional_argument, NULL, OPT_POOL_DESTROY },
+	{ "pool-prewarm", no_argument, NULL, OPT_POOL_PREWARM },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ NULL, 0, NULL, 0 },
 };
 
 const struct option *rg_cli_long_options(void)
@@ -103,8 +103,8 @@ static int invalid(const char *what, const char *arg, struct rg_error *err)
 	return rg_fail(err, 0, "invalid %s specified: `%s'", what, arg);
 }
 
-static int set_time(const char *what, const char *arg, bool *has,
-		    double *soft, double *hard, struct rg_error *err)
+static int set_time(const char *what, const char *arg, bool *has, double *soft,
+		    double *hard, struct rg_error *err)
 {
 	switch (rg_parse_time_pair(arg, soft, hard)) {
 	case RG_PARSE_OK:
@@ -214,14 +214,16 @@ static int set_pool_size(struct rg_cli_options *o, const char *arg,
 			 struct rg_error *err)
 {
 	if (rg_parse_long(arg, 0, RG_POOL_SIZE_MAX, &o->pool_size))
-		return rg_fail(err, 0, "invalid pool size specified: `%s' "
-			       "(0 to %d)", arg, RG_POOL_SIZE_MAX);
+		return rg_fail(err, 0,
+			       "invalid pool size specified: `%s' "
+			       "(0 to %d)",
+			       arg, RG_POOL_SIZE_MAX);
 	return 0;
 }
 
 /* The administrative commands: one per invocation. */
-static int set_pool_command(struct rg_cli_options *o, int opt,
-			    const char *arg, struct rg_error *err)
+static int set_pool_command(struct rg_cli_options *o, int opt, const char *arg,
+			    struct rg_error *err)
 {
 	enum rg_cli_pool_command cmd;
 
@@ -237,10 +239,11 @@ static int set_pool_command(struct rg_cli_options *o, int opt,
 		break;
 	default:
 		if (arg && strcmp(arg, "force") && strcmp(arg, "wait"))
-			return rg_fail(err, 0, "invalid argument `%s' for "
+			return rg_fail(err, 0,
+				       "invalid argument `%s' for "
 				       "--pool-destroy (`force' or `wait')",
 				       arg);
-		cmd = !arg		       ? RG_CLI_POOL_DESTROY :
+		cmd = !arg		    ? RG_CLI_POOL_DESTROY :
 		      !strcmp(arg, "force") ? RG_CLI_POOL_DESTROY_FORCE :
 					      RG_CLI_POOL_DESTROY_WAIT;
 	}

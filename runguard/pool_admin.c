@@ -22,7 +22,8 @@ static int create(const struct rg_cli_settings *s, struct rg_error *err)
 	};
 
 	if (s->pool_size == 0)
-		return rg_fail(err, 0, "no pool size: give --pool-size, "
+		return rg_fail(err, 0,
+			       "no pool size: give --pool-size, "
 			       "RUNGUARD_POOL_SIZE or pool-size in the "
 			       "configuration file");
 	return rg_pool_create(&o, err);
@@ -34,7 +35,8 @@ static int prewarm(const struct rg_cli_options *o, FILE *out,
 	struct rg_prewarm_stats stats = RG_PREWARM_STATS_INIT;
 
 	if (o->command_argc == 0)
-		return rg_fail(err, 0, "--pool-prewarm needs at least one path");
+		return rg_fail(err, 0,
+			       "--pool-prewarm needs at least one path");
 	if (rg_pool_prewarm((const char *const *)o->command,
 			    (size_t)o->command_argc, &stats, err) < 0)
 		return -1;
@@ -61,7 +63,8 @@ int rg_cli_pool_admin(const struct rg_cli_options *o,
 	case RG_CLI_POOL_DESTROY:
 	case RG_CLI_POOL_DESTROY_FORCE:
 		rc = rg_pool_destroy(s->pool_dir,
-				     o->pool_command == RG_CLI_POOL_DESTROY_FORCE,
+				     o->pool_command ==
+					     RG_CLI_POOL_DESTROY_FORCE,
 				     &err);
 		break;
 	case RG_CLI_POOL_DESTROY_WAIT:

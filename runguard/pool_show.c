@@ -122,9 +122,11 @@ static void table_slot(FILE *out, const char *dir,
 	format_limit(s, limit, sizeof(limit));
 	format_pid(s->holder, holder, sizeof(holder));
 	format_pid(pid, keeper, sizeof(keeper));
-	fprintf(out, "%-5u %-6s %-8s %-8s %-25s %-8" PRIu64 " %-25s %-13s "
-		"%s\n", s->index, state_name(s->state), holder, keeper, since,
-		s->runs, reset, limit,
+	fprintf(out,
+		"%-5u %-6s %-8s %-8s %-25s %-8" PRIu64 " %-25s %-13s "
+		"%s\n",
+		s->index, state_name(s->state), holder, keeper, since, s->runs,
+		reset, limit,
 		s->settings_known && s->cpuset[0] ? s->cpuset : "-");
 }
 
@@ -134,11 +136,12 @@ static void table(FILE *out, const char *dir, const struct rg_pool_info *info,
 	char created[40] = "-";
 
 	format_time(info->created, created, sizeof(created));
-	fprintf(out, "pool %s: %u slots, cgroup v%d, cgroups %s, created %s%s\n",
+	fprintf(out,
+		"pool %s: %u slots, cgroup v%d, cgroups %s, created %s%s\n",
 		dir, info->size, info->cgroup_version, info->cgroup_path,
 		created, info->favordynmods ? ", favordynmods" : "");
-	fprintf(out, "%-5s %-6s %-8s %-8s %-25s %-8s %-25s %-13s %s\n",
-		"slot", "state", "holder", "keeper", "keeper-since", "runs",
+	fprintf(out, "%-5s %-6s %-8s %-8s %-25s %-8s %-25s %-13s %s\n", "slot",
+		"state", "holder", "keeper", "keeper-since", "runs",
 		"last-reset", "memory-limit", "cpuset");
 	for (unsigned int i = 0; i < info->size; i++)
 		table_slot(out, dir, &slots[i]);
@@ -160,12 +163,16 @@ static void json_time(FILE *out, int64_t t)
 static void json_keeper(FILE *out, pid_t pid)
 {
 	if (pid > 0) {
-		fprintf(out, "\"keeper\": %d, \"keeper_state\": \"alive\", "
-			"\"keeper_since\": ", (int)pid);
+		fprintf(out,
+			"\"keeper\": %d, \"keeper_state\": \"alive\", "
+			"\"keeper_since\": ",
+			(int)pid);
 		json_time(out, process_started(pid));
 	} else {
-		fprintf(out, "\"keeper\": null, \"keeper_state\": \"%s\", "
-			"\"keeper_since\": null", pid < 0 ? "busy" : "none");
+		fprintf(out,
+			"\"keeper\": null, \"keeper_state\": \"%s\", "
+			"\"keeper_since\": null",
+			pid < 0 ? "busy" : "none");
 	}
 }
 
@@ -188,8 +195,9 @@ static void json_settings(FILE *out, const struct rg_pool_slot_info *s)
 static void json_slot(FILE *out, const char *dir,
 		      const struct rg_pool_slot_info *s)
 {
-	fprintf(out, "    {\"slot\": %u, \"state\": \"%s\", \"holder\": ",
-		s->index, state_name(s->state));
+	fprintf(out,
+		"    {\"slot\": %u, \"state\": \"%s\", \"holder\": ", s->index,
+		state_name(s->state));
 	if (s->holder > 0)
 		fprintf(out, "%d", (int)s->holder);
 	else
@@ -208,8 +216,10 @@ static void json(FILE *out, const char *dir, const struct rg_pool_info *info,
 {
 	fputs("{\n  \"dir\": ", out);
 	rg_cli_json_string(out, dir);
-	fprintf(out, ",\n  \"size\": %u,\n  \"cgroup_version\": %d,\n"
-		"  \"cgroup_path\": ", info->size, info->cgroup_version);
+	fprintf(out,
+		",\n  \"size\": %u,\n  \"cgroup_version\": %d,\n"
+		"  \"cgroup_path\": ",
+		info->size, info->cgroup_version);
 	rg_cli_json_string(out, info->cgroup_path);
 	fputs(",\n  \"created\": ", out);
 	json_time(out, info->created);

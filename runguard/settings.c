@@ -44,8 +44,10 @@ static int set_pool_dir(struct rg_cli_settings *s, const char *value,
 			const char *where, struct rg_error *err)
 {
 	if (value[0] != '/' || strlen(value) >= sizeof(s->pool_dir) - 16)
-		return rg_fail(err, 0, "%s: pool directory `%s' must be an "
-			       "absolute path", where, value);
+		return rg_fail(err, 0,
+			       "%s: pool directory `%s' must be an "
+			       "absolute path",
+			       where, value);
 	snprintf(s->pool_dir, sizeof(s->pool_dir), "%s", value);
 	snprintf(s->dir_from, sizeof(s->dir_from), "%s", where);
 	return 0;
@@ -75,8 +77,10 @@ static int set_v2_memory_peak(struct rg_cli_settings *s, const char *value,
 	else if (!strcmp(value, "exact"))
 		s->v2_memory_peak = RG_POOL_V2_PEAK_EXACT;
 	else
-		return rg_fail(err, 0, "%s: v2-memory-peak `%s' is not "
-			       "sampled or exact", where, value);
+		return rg_fail(err, 0,
+			       "%s: v2-memory-peak `%s' is not "
+			       "sampled or exact",
+			       where, value);
 	return 0;
 }
 
@@ -92,8 +96,8 @@ static char *trim(char *s)
 	return s;
 }
 
-static int apply_line(struct rg_cli_settings *s, char *line,
-		      const char *where, struct rg_error *err)
+static int apply_line(struct rg_cli_settings *s, char *line, const char *where,
+		      struct rg_error *err)
 {
 	char *eq, *key, *value;
 
@@ -113,10 +117,12 @@ static int apply_line(struct rg_cli_settings *s, char *line,
 		return set_pool_dir(s, value, where, err);
 	if (!strcmp(key, "pool-keeper"))
 		return set_yes_no(&s->keeper, value, where, err) ?
-			       rg_fail_context(err, "pool-keeper") : 0;
+			       rg_fail_context(err, "pool-keeper") :
+			       0;
 	if (!strcmp(key, "v1-favordynmods"))
 		return set_yes_no(&s->favordynmods, value, where, err) ?
-			       rg_fail_context(err, "v1-favordynmods") : 0;
+			       rg_fail_context(err, "v1-favordynmods") :
+			       0;
 	if (!strcmp(key, "v2-memory-peak"))
 		return set_v2_memory_peak(s, value, where, err);
 	return rg_fail(err, 0, "%s: unknown setting `%s'", where, key);
@@ -158,9 +164,11 @@ static int check_file(int fd, const char *path, struct rg_error *err)
 	if (S_ISREG(st.st_mode) && (st.st_uid == 0 || st.st_uid == geteuid()) &&
 	    !(st.st_mode & (S_IWGRP | S_IWOTH)))
 		return 0;
-	return rg_fail(err, EPERM, "refusing configuration `%s' (uid %u, "
+	return rg_fail(err, EPERM,
+		       "refusing configuration `%s' (uid %u, "
 		       "mode %04o): it must be a file of root's that nobody "
-		       "else may write", path, (unsigned)st.st_uid,
+		       "else may write",
+		       path, (unsigned)st.st_uid,
 		       (unsigned)(st.st_mode & 07777));
 }
 
@@ -208,11 +216,10 @@ static int load_environment(struct rg_cli_settings *s, struct rg_error *err)
 		return -1;
 	if (dir && set_pool_dir(s, dir, "RUNGUARD_POOL_DIR", err))
 		return -1;
-	if (keeper && set_yes_no(&s->keeper, keeper, "RUNGUARD_POOL_KEEPER",
-				 err))
+	if (keeper &&
+	    set_yes_no(&s->keeper, keeper, "RUNGUARD_POOL_KEEPER", err))
 		return -1;
-	if (peak && set_v2_memory_peak(s, peak, "RUNGUARD_V2_MEMORY_PEAK",
-				       err))
+	if (peak && set_v2_memory_peak(s, peak, "RUNGUARD_V2_MEMORY_PEAK", err))
 		return -1;
 	return 0;
 }

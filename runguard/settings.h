@@ -29,7 +29,7 @@
 #define RG_CLI_CONFIG_FILE "/etc/runguard.conf"
 
 struct rg_cli_settings {
-	unsigned int pool_size;	/* 0: no pool */
+	unsigned int pool_size; /* 0: no pool */
 	char pool_dir[PATH_MAX];
 	bool favordynmods;
 	bool keeper; /* resident slots */

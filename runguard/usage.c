@@ -43,7 +43,8 @@ static const char options_text[] =
 	"      --allow-core-dumps let COMMAND dump core (unless -c is given)\n"
 	"      --pool-size=N      run in one of a pool of N reusable slots\n"
 	"                           (0: a new cgroup and namespaces per run)\n"
-	"      --pool-dir=DIR     the pool's directory (default: " RG_POOL_DIR_DEFAULT ")\n"
+	"      --pool-dir=DIR     the pool's directory (default: " RG_POOL_DIR_DEFAULT
+	")\n"
 	"      --pool-keeper=yes|no\n"
 	"                         resident slots: a keeper process per slot forks\n"
 	"                           the runs (default: yes)\n"
@@ -86,12 +87,14 @@ static const char notes_text[] =
 	"keeps its cgroup; memory.current is sampled every 5 ms, a lower bound\n"
 	"unless the limit was reached), or exact (a memory cgroup per run).\n"
 	"sudo strips the environment: as DOMjudge calls runguard (sudo -n\n"
-	"runguard ...), " RG_CLI_CONFIG_FILE " is the way to configure a pool.\n";
+	"runguard ...), " RG_CLI_CONFIG_FILE
+	" is the way to configure a pool.\n";
 
 int rg_cli_print_help(FILE *out, const char *progname)
 {
 	fprintf(out, "Usage: %s [OPTION]... COMMAND...\n", progname);
-	fputs("Run COMMAND with restrictions and report what it used.\n\n", out);
+	fputs("Run COMMAND with restrictions and report what it used.\n\n",
+	      out);
 	fputs(options_text, out);
 	fputs(notes_text, out);
 	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
@@ -102,20 +105,22 @@ int rg_cli_print_version(FILE *out)
 	fprintf(out, "runguard %s (librunguard %s)\n", RG_VERSION,
 		rg_version());
 	fputs("A drop-in replacement for DOMjudge's judgehost runguard;\n"
-	      "it is not part of DOMjudge.\n\n", out);
+	      "it is not part of DOMjudge.\n\n",
+	      out);
 	/* Fixed at build time: an admin (or scripts/sample-judging) reads
 	 * here what a packaged binary was built for. */
 	fputs("CHROOT_PREFIX: " RG_CHROOT_PREFIX "\n"
 	      "VALID_USERS: " RG_VALID_USERS "\n"
-	      "cgroup parent: " RG_CGROUP_PARENT "\n\n", out);
+	      "cgroup parent: " RG_CGROUP_PARENT "\n\n",
+	      out);
 	fputs("This is free software, licensed under the GNU Lesser General Public\n"
 	      "License version 2.1 or later. There is NO WARRANTY, to the extent\n"
-	      "permitted by law.\n", out);
+	      "permitted by law.\n",
+	      out);
 	return fflush(out) == 0 && !ferror(out) ? 0 : -1;
 }
 
-int rg_cli_print_info(FILE *out, const char *progname, bool help,
-		      bool version)
+int rg_cli_print_info(FILE *out, const char *progname, bool help, bool version)
 {
 	if (help)
 		return rg_cli_print_help(out, progname);

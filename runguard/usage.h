@@ -14,7 +14,6 @@ int rg_cli_print_version(FILE *out);
  * Act on --help / --version; help wins, as in DOMjudge. Returns 1 when
  * neither was asked for, else as above.
  */
-int rg_cli_print_info(FILE *out, const char *progname, bool help,
-		      bool version);
+int rg_cli_print_info(FILE *out, const char *progname, bool help, bool version);
 
 #endif

@@ -26,8 +26,8 @@ bool rg_cli_username_ok(const char *name)
 	if (!is_alpha(name[0]))
 		return false;
 	for (const char *p = name + 1; *p; p++) {
-		if (!is_alpha(*p) && !(*p >= '0' && *p <= '9') &&
-		    *p != '.' && *p != '_' && *p != '-')
+		if (!is_alpha(*p) && !(*p >= '0' && *p <= '9') && *p != '.' &&
+		    *p != '_' && *p != '-')
 			return false;
 	}
 	return true;
@@ -93,8 +93,7 @@ invalid:
 	return rg_fail(err, 0, "invalid groupname or ID specified: `%s'", arg);
 }
 
-int rg_cli_default_group(const char *user_arg, gid_t *gid,
-			 struct rg_error *err)
+int rg_cli_default_group(const char *user_arg, gid_t *gid, struct rg_error *err)
 {
 	if (lookup_group(user_arg, gid) == 0)
 		return 0;
@@ -184,6 +183,5 @@ int rg_cli_check_valid_user(uid_t uid, const char *user_arg,
 	if (ret > 0)
 		return 0;
 illegal:
-	return rg_fail(err, 0, "illegal user specified: %u",
-		       (unsigned int)uid);
+	return rg_fail(err, 0, "illegal user specified: %u", (unsigned int)uid);
 }

@@ -17,7 +17,8 @@ int main(int argc, char **argv)
 	};
 
 	/* absolute deadline: a signal cannot stretch the sleep */
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
 		;
 	self_report_exit(wall0);
 }

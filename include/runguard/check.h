@@ -47,9 +47,9 @@ struct rg_check_options {
 	 * with the number of accounts it matches. NULL: not checked.
 	 */
 	const char *run_users;
-	const char *pool_dir;	   /* NULL: RG_POOL_DIR_DEFAULT */
-	unsigned int pool_size;	   /* 0: runs without a pool */
-	bool pool_keepers;	   /* resident slots */
+	const char *pool_dir;	/* NULL: RG_POOL_DIR_DEFAULT */
+	unsigned int pool_size; /* 0: runs without a pool */
+	bool pool_keepers;	/* resident slots */
 	/* where the pool settings came from, quoted in the pool item */
 	const char *pool_source;
 };
@@ -86,8 +86,7 @@ rg_check_report_status(const struct rg_check_report *report);
  * a build setting of its own). fix may be NULL. 0, or -1 with err.
  */
 RG_EXPORT int rg_check_report_add(struct rg_check_report *report,
-				  const char *name,
-				  enum rg_check_status status,
+				  const char *name, enum rg_check_status status,
 				  const char *message, const char *fix,
 				  struct rg_error *err);
 

@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 struct rg_meta_options {
-	size_t struct_size;  /* sizeof(struct rg_meta_options) */
+	size_t struct_size; /* sizeof(struct rg_meta_options) */
 	/* which time the caller's "time-used" key names */
 	enum rg_time_type time_used;
 	/* a stream limit was given: write "output-truncated" */
@@ -27,7 +27,9 @@ struct rg_meta_options {
 	/* new fields go here, at the end */
 };
 
+/* clang-format off */
 #define RG_META_OPTIONS_INIT { .struct_size = sizeof(struct rg_meta_options) }
+/* clang-format on */
 
 /*
  * Write the keys of a run that has a result (every outcome but

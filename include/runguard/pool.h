@@ -25,9 +25,9 @@ extern "C" {
 
 /* How a pool is made (by rg_pool_create() or by the first run). */
 struct rg_pool_options {
-	size_t struct_size;        /* sizeof(struct rg_pool_options) */
-	const char *dir;           /* NULL: RG_POOL_DIR_DEFAULT */
-	unsigned int size;         /* slots, 1 .. RG_POOL_SIZE_MAX */
+	size_t struct_size;	   /* sizeof(struct rg_pool_options) */
+	const char *dir;	   /* NULL: RG_POOL_DIR_DEFAULT */
+	unsigned int size;	   /* slots, 1 .. RG_POOL_SIZE_MAX */
 	const char *cgroup_parent; /* NULL: the build's default */
 	/*
 	 * cgroup v1 only: mount a named hierarchy with "favordynmods", so that
@@ -45,7 +45,9 @@ struct rg_pool_options {
 	/* new fields go here, at the end */
 };
 
+/* clang-format off */
 #define RG_POOL_OPTIONS_INIT { .struct_size = sizeof(struct rg_pool_options) }
+/* clang-format on */
 
 /* Create the pool, or complete a half-made one. Idempotent. */
 RG_EXPORT int rg_pool_create(const struct rg_pool_options *options,
@@ -76,29 +78,31 @@ enum rg_pool_slot_state {
 };
 
 struct rg_pool_slot_info {
-	size_t struct_size;    /* what the library filled in */
+	size_t struct_size; /* what the library filled in */
 	unsigned int index;
 	enum rg_pool_slot_state state;
-	pid_t holder;          /* 0 when free */
-	uint64_t runs;         /* runs served */
+	pid_t holder;	       /* 0 when free */
+	uint64_t runs;	       /* runs served */
 	int64_t last_reset;    /* seconds since the epoch, 0: never */
 	bool settings_known;   /* the two settings below are in force */
 	uint64_t memory_limit; /* bytes, RG_UNLIMITED for none */
 	char cpuset[72];       /* "" for none */
-	/* new fields go here, at the end */
+			       /* new fields go here, at the end */
 };
 
 struct rg_pool_info {
-	size_t struct_size;    /* sizeof(struct rg_pool_info), set by the caller */
+	size_t struct_size; /* sizeof(struct rg_pool_info), set by the caller */
 	unsigned int size;
 	int cgroup_version;    /* 1 or 2 */
 	char cgroup_path[256]; /* parent of the slot cgroups */
 	bool favordynmods;
-	int64_t created;       /* seconds since the epoch */
-	/* new fields go here, at the end */
+	int64_t created; /* seconds since the epoch */
+			 /* new fields go here, at the end */
 };
 
+/* clang-format off */
 #define RG_POOL_INFO_INIT { .struct_size = sizeof(struct rg_pool_info) }
+/* clang-format on */
 
 /*
  * Read the pool's state without changing it. *slots is allocated as an
@@ -119,13 +123,15 @@ RG_EXPORT int rg_pool_slot_keeper(const char *dir, unsigned int index,
 				  pid_t *pid, struct rg_error *err);
 
 struct rg_prewarm_stats {
-	size_t struct_size;    /* sizeof(struct rg_prewarm_stats) */
+	size_t struct_size; /* sizeof(struct rg_prewarm_stats) */
 	uint64_t files;
 	uint64_t bytes;
 	/* new fields go here, at the end */
 };
 
+/* clang-format off */
 #define RG_PREWARM_STATS_INIT { .struct_size = sizeof(struct rg_prewarm_stats) }
+/* clang-format on */
 
 /*
  * Bring files (directories: every regular file below them, same file

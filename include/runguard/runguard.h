@@ -103,15 +103,14 @@ RG_EXPORT int rg_config_set_cpu_limit(struct rg_config *cfg, double soft,
 				      double hard, struct rg_error *err);
 
 /* Memory (RAM + swap) of the whole run, in bytes. */
-RG_EXPORT int rg_config_set_memory_limit(struct rg_config *cfg,
-					 uint64_t bytes, struct rg_error *err);
+RG_EXPORT int rg_config_set_memory_limit(struct rg_config *cfg, uint64_t bytes,
+					 struct rg_error *err);
 /* RLIMIT_FSIZE in bytes. */
 RG_EXPORT int rg_config_set_file_limit(struct rg_config *cfg, uint64_t bytes,
 				       struct rg_error *err);
 /* RLIMIT_NPROC (counts every task of the run user, system-wide). */
 RG_EXPORT int rg_config_set_process_limit(struct rg_config *cfg,
-					  uint64_t count,
-					  struct rg_error *err);
+					  uint64_t count, struct rg_error *err);
 /* Pin to CPUs, e.g. "2" or "0,2-3"; every CPU must be online. */
 RG_EXPORT int rg_config_set_cpuset(struct rg_config *cfg, const char *cpus,
 				   struct rg_error *err);
@@ -139,8 +138,8 @@ RG_EXPORT int rg_config_set_output_fd(struct rg_config *cfg,
  * command starts with its stdin closed.
  */
 #define RG_INPUT_CLOSED (-1)
-RG_EXPORT int rg_config_set_input_file(struct rg_config *cfg,
-				       const char *path, struct rg_error *err);
+RG_EXPORT int rg_config_set_input_file(struct rg_config *cfg, const char *path,
+				       struct rg_error *err);
 RG_EXPORT int rg_config_set_input_fd(struct rg_config *cfg, int fd,
 				     struct rg_error *err);
 /* Forward at most this many bytes per stream; the rest is read and dropped. */
@@ -151,8 +150,7 @@ RG_EXPORT void rg_config_set_stream_limit(struct rg_config *cfg,
  * Environment: by default only PATH of the caller is kept. Each assignment
  * "NAME=VALUE" is then set; a bare "NAME" unsets it.
  */
-RG_EXPORT void rg_config_set_keep_environment(struct rg_config *cfg,
-					      bool keep);
+RG_EXPORT void rg_config_set_keep_environment(struct rg_config *cfg, bool keep);
 RG_EXPORT int rg_config_add_environment(struct rg_config *cfg,
 					const char *assignment,
 					struct rg_error *err);
@@ -180,8 +178,7 @@ RG_EXPORT int rg_config_set_cgroup_parent(struct rg_config *cfg,
  * received_signal). On by default; turn off in multi-threaded callers that
  * handle signals themselves and use a cancel fd instead.
  */
-RG_EXPORT void rg_config_set_handle_signals(struct rg_config *cfg,
-					    bool handle);
+RG_EXPORT void rg_config_set_handle_signals(struct rg_config *cfg, bool handle);
 /* The run is aborted as by SIGTERM when this fd becomes readable. */
 RG_EXPORT void rg_config_set_cancel_fd(struct rg_config *cfg, int fd);
 
@@ -212,7 +209,7 @@ RG_EXPORT void rg_set_log(rg_log_fn fn, void *userdata,
 /* What a run's tasks waited for (struct rg_result's wait_time). */
 enum rg_wait {
 	RG_WAIT_CPU = 0,       /* runnable, but no CPU was free */
-	RG_WAIT_IO = 1,        /* for I/O (a read from disk, say) */
+	RG_WAIT_IO = 1,	       /* for I/O (a read from disk, say) */
 	RG_WAIT_MEMORY = 2,    /* reclaim, refaults, compaction, swap-in */
 	RG_WAIT_THROTTLED = 3, /* held back by a CPU quota */
 	RG_NR_WAITS = 4
@@ -317,7 +314,9 @@ struct rg_result {
 	/* new fields go here, at the end */
 };
 
+/* clang-format off */
 #define RG_RESULT_INIT { .struct_size = sizeof(struct rg_result) }
+/* clang-format on */
 
 /*
  * Run the command and describe it in *result (whose struct_size the caller

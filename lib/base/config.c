@@ -347,7 +347,9 @@ void rg_config_set_log(struct rg_config *cfg, rg_log_fn fn, void *userdata,
 		       enum rg_log_level max_level)
 {
 	cfg->log = (struct rg_log_sink){
-		.fn = fn, .data = userdata, .max = max_level,
+		.fn = fn,
+		.data = userdata,
+		.max = max_level,
 	};
 }
 
@@ -389,8 +391,10 @@ int rg_config_set_pool_v2_memory_peak(struct rg_config *cfg,
 				      struct rg_error *err)
 {
 	if (how != RG_POOL_V2_PEAK_SAMPLED && how != RG_POOL_V2_PEAK_EXACT)
-		return rg_fail(err, EINVAL, "v2 memory peak method %d: "
-			       "neither sampled nor exact", (int)how);
+		return rg_fail(err, EINVAL,
+			       "v2 memory peak method %d: "
+			       "neither sampled nor exact",
+			       (int)how);
 	cfg->pool_v2_exact_peak = how == RG_POOL_V2_PEAK_EXACT;
 	return 0;
 }

@@ -14,7 +14,7 @@
 
 struct rg_output {
 	char *path; /* created at run start, or NULL */
-	int fd;     /* used when path is NULL */
+	int fd;	    /* used when path is NULL */
 };
 
 struct rg_config {
@@ -52,10 +52,10 @@ struct rg_config {
 	bool syscall_filter;
 	double kill_grace;
 	char *cgroup_parent;
-	char *pool_dir;        /* NULL: RG_POOL_DIR_DEFAULT */
+	char *pool_dir;		/* NULL: RG_POOL_DIR_DEFAULT */
 	unsigned int pool_size; /* 0: a transient slot per run */
 	bool pool_favordynmods;
-	bool pool_keeper;       /* resident slots (keeper.h) */
+	bool pool_keeper; /* resident slots (keeper.h) */
 	/* v2 5.19-6.11: a memory cgroup per run (rg_pool_v2_memory_peak) */
 	bool pool_v2_exact_peak;
 	bool handle_signals;

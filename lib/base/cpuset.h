@@ -49,7 +49,6 @@ int rg_cpuset_validate(const char *list, const char *online,
 		       struct rg_error *err);
 
 /* A -P list as an affinity mask (CPUs below CPU_SETSIZE). */
-int rg_cpuset_to_mask(const char *list, cpu_set_t *mask,
-		      struct rg_error *err);
+int rg_cpuset_to_mask(const char *list, cpu_set_t *mask, struct rg_error *err);
 
 #endif

@@ -104,8 +104,7 @@ void rg_detach_close_foreign(const int keep[], size_t nkeep)
 	close(dir_fd);
 }
 
-bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[],
-	       size_t nkeep)
+bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[], size_t nkeep)
 {
 	pid_t mid = fork(), pid;
 	int status;

@@ -20,8 +20,7 @@
  * reader waits for EOF) is no longer held when rg_detach() returns.
  * False when it could not be started: then fn did not run.
  */
-bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[],
-	       size_t nkeep);
+bool rg_detach(int (*fn)(void *arg), void *arg, const int keep[], size_t nkeep);
 
 /* What rg_detach does with the fds: close all but those (and 0-2). */
 void rg_detach_close_foreign(const int keep[], size_t nkeep);

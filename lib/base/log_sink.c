@@ -29,6 +29,8 @@ const struct rg_log_sink *rg_admin_log(void)
 void rg_set_log(rg_log_fn fn, void *userdata, enum rg_log_level max_level)
 {
 	admin_sink = (struct rg_log_sink){
-		.fn = fn, .data = userdata, .max = max_level,
+		.fn = fn,
+		.data = userdata,
+		.max = max_level,
 	};
 }

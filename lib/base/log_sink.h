@@ -10,9 +10,9 @@
 #include <runguard/runguard.h>
 
 struct rg_log_sink {
-	rg_log_fn fn;           /* NULL: messages are dropped */
+	rg_log_fn fn; /* NULL: messages are dropped */
 	void *data;
-	enum rg_log_level max;  /* messages above it are dropped */
+	enum rg_log_level max; /* messages above it are dropped */
 };
 
 void rg_log_to(const struct rg_log_sink *sink, enum rg_log_level level,

@@ -16,8 +16,8 @@
 #include "base/abi.h"
 #include "base/result.h"
 
-__attribute__((format(printf, 3, 4)))
-static int put_key(FILE *meta, const char *key, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int
+put_key(FILE *meta, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 	int ret;
@@ -47,8 +47,7 @@ static int flush_meta(FILE *meta)
  * "key: text" on one line: a newline in the text would forge keys, so line
  * breaks become spaces. At most max bytes of text are written.
  */
-static int put_line(FILE *meta, const char *key, const char *text,
-		    size_t max)
+static int put_line(FILE *meta, const char *key, const char *text, size_t max)
 {
 	if (fprintf(meta, "%s: ", key) < 0)
 		return -1;
@@ -201,9 +200,9 @@ int rg_meta_write_result(FILE *meta, const struct rg_result *result,
 	struct rg_meta_options o;
 	struct rg_result r;
 
-	if (!options || rg_abi_struct_size(options) <
-				RG_SIZE_THROUGH(struct rg_meta_options,
-						extra_keys) ||
+	if (!options ||
+	    rg_abi_struct_size(options) <
+		    RG_SIZE_THROUGH(struct rg_meta_options, extra_keys) ||
 	    rg_result_copy_in(&r, result) < 0) {
 		errno = EINVAL;
 		return -1;

@@ -10,9 +10,9 @@
 
 int rg_result_copy_in(struct rg_result *own, const struct rg_result *result)
 {
-	if (!result || rg_abi_struct_size(result) <
-			       RG_SIZE_THROUGH(struct rg_result,
-					       stream_truncated))
+	if (!result ||
+	    rg_abi_struct_size(result) <
+		    RG_SIZE_THROUGH(struct rg_result, stream_truncated))
 		return -1;
 	rg_abi_copy_in(own, sizeof(*own), result);
 	return own->outcome == RG_OUTCOME_ERROR ? -1 : 0;

@@ -44,8 +44,10 @@ static inline int rg_steal_fd(int *fd)
 }
 
 /* The struct that holds member at ptr. */
+/* clang-format off */
 #define rg_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+/* clang-format on */
 
 /*
  * Whole seconds, rounded up, of s in (0, 1e9] (config.c bounds the CPU

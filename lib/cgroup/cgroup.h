@@ -46,15 +46,15 @@ struct rg_cgroup_limits {
 };
 
 struct rg_cgroup_stats {
-	uint64_t memory_peak;   /* bytes */
+	uint64_t memory_peak;	/* bytes */
 	char memory_method[40]; /* e.g. "memsw.max_usage_in_bytes" */
 	bool memory_peak_valid; /* false when the kernel offers no peak */
 	/* sampled, not kept by the kernel: the true peak may be higher */
 	bool memory_peak_lower_bound;
-	int64_t cpu_ns;         /* since rg_cgroup_start(); -1 if unknown */
+	int64_t cpu_ns; /* since rg_cgroup_start(); -1 if unknown */
 	/* memory.stat pgmajfault since rg_cgroup_start(); -1 if unknown */
 	int64_t major_faults;
-	bool oom_killed;        /* since rg_cgroup_start() */
+	bool oom_killed; /* since rg_cgroup_start() */
 	/*
 	 * Since rg_cgroup_start(), ns, by enum rg_psi_kind: how long some task
 	 * of the cgroup waited for a CPU, for I/O and for memory; -1 where

@@ -102,9 +102,9 @@ struct rg_cgroup {
  */
 #define RG_CG_REUSE 1u
 #define RG_CG_OWN_PARENT 2u
-int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, unsigned int how,
-			struct rg_cgroup **out, struct rg_error *err);
+int rg_cgroup_v1_create(const char *parent, const char *name, bool want_cpuset,
+			unsigned int how, struct rg_cgroup **out,
+			struct rg_error *err);
 
 /* See rg_cgroup_mount_table() and rg_cgroup_use_mount_table(). */
 int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err);
@@ -114,8 +114,8 @@ bool rg_cgroup_v1_use_mount_table(const char *text, const char *cgroup_path);
  * root is the cgroup2 mount: /sys/fs/cgroup in production; tests point it
  * at another cgroup2 mount, where controllers may be unavailable (ctrl 0).
  */
-int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl, unsigned int how,
+int rg_cgroup_v2_create(const char *root, const char *parent, const char *name,
+			unsigned int ctrl, unsigned int how,
 			struct rg_cgroup **out, struct rg_error *err);
 
 /* A name for one path component: non-empty, no '/', not "." or "..". */
@@ -161,8 +161,8 @@ int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
  * openat(dir_fd, file, flags | O_CLOEXEC) into *fd. When optional, a
  * missing file leaves *fd at -1 and is not an error.
  */
-int rg_cg_open(int dir_fd, const char *file, int flags, bool optional,
-	       int *fd, struct rg_error *err);
+int rg_cg_open(int dir_fd, const char *file, int flags, bool optional, int *fd,
+	       struct rg_error *err);
 
 /*
  * Open root_fd/path, creating each missing component (racing creators are

@@ -135,8 +135,8 @@ int rg_cg_read_key(int fd, const char *key, uint64_t *value)
 }
 
 /* The keys of a flat-keyed file's text, summed (a missing one is 0). */
-static int sum_keys_in(const char *buf, const char *const keys[],
-		       size_t nkeys, uint64_t *sum)
+static int sum_keys_in(const char *buf, const char *const keys[], size_t nkeys,
+		       uint64_t *sum)
 {
 	uint64_t value;
 	int ret;
@@ -164,8 +164,8 @@ int rg_cg_sum_keys(int fd, const char *const keys[], size_t nkeys,
 
 /* Pages on the LRU lists: what a reclaim frees without fail. */
 static const char *const lru_keys[] = {
-	"inactive_anon", "active_anon", "inactive_file", "active_file",
-	"unevictable",
+	"inactive_anon", "active_anon", "inactive_file",
+	"active_file",	 "unevictable",
 };
 
 int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes)
@@ -176,14 +176,13 @@ int rg_cg_lru_bytes(int memory_stat_fd, uint64_t *bytes)
 }
 
 int rg_cg_memory_figure(const struct rg_cgroup *cg, int fd, bool lru,
-			const char *file, uint64_t *bytes,
-			struct rg_error *err)
+			const char *file, uint64_t *bytes, struct rg_error *err)
 {
 	int ret;
 
 	if (fd < 0)
-		return rg_fail(err, ENODEV, "cgroup %s has no memory controller",
-			       cg->label);
+		return rg_fail(err, ENODEV,
+			       "cgroup %s has no memory controller", cg->label);
 	ret = lru ? rg_cg_lru_bytes(fd, bytes) : rg_cg_read_u64(fd, bytes);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading %s of %s", file, cg->label);
@@ -235,7 +234,8 @@ bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
 	if (usage > RECLAIM_KERNEL_MIN)
 		return true;
 	return rg_cg_sum_keys(memory_stat_fd, lru_keys,
-			      sizeof(lru_keys) / sizeof(*lru_keys), &pages) < 0 ||
+			      sizeof(lru_keys) / sizeof(*lru_keys),
+			      &pages) < 0 ||
 	       pages > 0;
 }
 
@@ -253,7 +253,8 @@ bool rg_cg_holds_unreclaimable(int memory_stat_fd)
 	/* unreadable: the cgroup is made again, as when it is known */
 	return rg_cg_sum_keys(memory_stat_fd, unreclaimable_keys,
 			      sizeof(unreclaimable_keys) /
-			      sizeof(*unreclaimable_keys), &left) < 0 ||
+				      sizeof(*unreclaimable_keys),
+			      &left) < 0 ||
 	       left > 0;
 }
 
@@ -283,8 +284,8 @@ int rg_cg_read_file(int dir_fd, const char *file, char *buf, size_t size,
 	return n;
 }
 
-int rg_cg_open(int dir_fd, const char *file, int flags, bool optional,
-	       int *fd, struct rg_error *err)
+int rg_cg_open(int dir_fd, const char *file, int flags, bool optional, int *fd,
+	       struct rg_error *err)
 {
 	*fd = openat(dir_fd, file, flags | O_CLOEXEC);
 	if (*fd >= 0)
@@ -352,7 +353,8 @@ int rg_cg_keep_private(int dir_fd, const char *name, struct rg_error *err)
 	if (!(st.st_mode & 077))
 		return 0;
 	if (fchmod(dir_fd, 0700) < 0)
-		return rg_fail(err, errno, "cgroup %s is readable by others "
+		return rg_fail(err, errno,
+			       "cgroup %s is readable by others "
 			       "(mode %04o) and cannot be made root's alone",
 			       name, (unsigned)(st.st_mode & 07777));
 	return 0;
@@ -404,8 +406,8 @@ int rg_cg_open_parent(int root_fd, const char *path, rg_cg_dir_hook hook,
 		if (rg_cg_open_dir(up_fd < 0 ? root_fd : up_fd, comp, NULL,
 				   &fd, err) < 0)
 			return -1;
-		if (hook && hook(up_fd < 0 ? root_fd : up_fd, fd, data,
-				 err) < 0) {
+		if (hook &&
+		    hook(up_fd < 0 ? root_fd : up_fd, fd, data, err) < 0) {
 			close(fd);
 			return rg_fail_context(err, "cgroup parent %s", path);
 		}

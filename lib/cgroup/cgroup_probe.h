@@ -38,8 +38,8 @@ int rg_cgroup_v1_mount(const char *controller, const char **mount,
  * (cgroup.subtree_control), which the backend never writes itself.
  */
 int rg_cgroup_v2_root_missing(int root_fd, unsigned int ctrl,
-			      unsigned int *unavailable, unsigned int *disabled,
-			      struct rg_error *err);
+			      unsigned int *unavailable,
+			      unsigned int *disabled, struct rg_error *err);
 
 /* The v2 kernel features a non-root cgroup with memory shows. */
 struct rg_cgroup_v2_features {

@@ -39,12 +39,9 @@ enum v1_ctrl {
 };
 
 static const char *const v1_ctrl_name[V1_NR_CTRL] = {
-	[V1_MEMORY] = "memory",
-	[V1_CPUACCT] = "cpuacct",
-	[V1_FREEZER] = "freezer",
-	[V1_CPU] = "cpu",
-	[V1_UNIFIED] = "unified",
-	[V1_CPUSET] = "cpuset",
+	[V1_MEMORY] = "memory",	  [V1_CPUACCT] = "cpuacct",
+	[V1_FREEZER] = "freezer", [V1_CPU] = "cpu",
+	[V1_UNIFIED] = "unified", [V1_CPUSET] = "cpuset",
 };
 
 /*
@@ -62,12 +59,9 @@ static struct {
 
 /* A control file every non-root cgroup of the controller has. */
 static const char *const v1_ctrl_marker[V1_NR_CTRL] = {
-	[V1_MEMORY] = "memory.limit_in_bytes",
-	[V1_CPUACCT] = "cpuacct.usage",
-	[V1_FREEZER] = "freezer.state",
-	[V1_CPU] = "cpu.shares",
-	[V1_UNIFIED] = "cgroup.procs",
-	[V1_CPUSET] = "cpuset.cpus",
+	[V1_MEMORY] = "memory.limit_in_bytes", [V1_CPUACCT] = "cpuacct.usage",
+	[V1_FREEZER] = "freezer.state",	       [V1_CPU] = "cpu.shares",
+	[V1_UNIFIED] = "cgroup.procs",	       [V1_CPUSET] = "cpuset.cpus",
 };
 
 /*
@@ -95,10 +89,10 @@ enum v1_file {
 
 struct v1_hier {
 	const char *mount;
-	int parent_fd;	/* <mount>/<parent> */
-	int dir_fd;	/* <mount>/<parent>/<name>, -1 until opened */
-	int procs_fd;	/* its cgroup.procs, for attach */
-	bool made;	/* dir made by this process */
+	int parent_fd; /* <mount>/<parent> */
+	int dir_fd;    /* <mount>/<parent>/<name>, -1 until opened */
+	int procs_fd;  /* its cgroup.procs, for attach */
+	bool made;     /* dir made by this process */
 };
 
 struct rg_cgroup_v1 {
@@ -199,8 +193,9 @@ static void v1_find_mounts(void)
 			v1_find_unified();
 			continue;
 		}
-		v1_mounts.ret[i] = cgroup_get_subsys_mount_point(
-			v1_ctrl_name[i], &v1_mounts.mount[i]);
+		v1_mounts.ret[i] =
+			cgroup_get_subsys_mount_point(v1_ctrl_name[i],
+						      &v1_mounts.mount[i]);
 		if (!v1_mounts.ret[i])
 			v1_canonical_mount(&v1_mounts.mount[i]);
 	}
@@ -221,8 +216,7 @@ int rg_cgroup_v1_mount_table(char *buf, size_t len, struct rg_error *err)
 		/* "unified -": none (a table without the line is older) */
 		if (v1_mounts.ret[i] && i != V1_UNIFIED)
 			continue;
-		n = snprintf(buf + used, len - used, "%s %s\n",
-			     v1_ctrl_name[i],
+		n = snprintf(buf + used, len - used, "%s %s\n", v1_ctrl_name[i],
 			     v1_mounts.ret[i] ? "-" : v1_mounts.mount[i]);
 		if (n < 0 || (size_t)n >= len - used)
 			return rg_fail(err, ENAMETOOLONG, "cgroup mount table");
@@ -241,7 +235,7 @@ static bool v1_mount_holds(enum v1_ctrl ctrl, const char *mount,
 
 	if (statfs(mount, &sfs) < 0 ||
 	    sfs.f_type != (ctrl == V1_UNIFIED ? CGROUP2_SUPER_MAGIC :
-						  CGROUP_SUPER_MAGIC))
+						CGROUP_SUPER_MAGIC))
 		return false;
 	/* made on first use, unlike the pool's v1 cgroups */
 	if (ctrl == V1_UNIFIED)
@@ -382,8 +376,7 @@ static int cpuset_inherit(int up_fd, int dir_fd, const char *file,
  * A new v1 cpuset starts with empty cpus and mems, and nothing can join it
  * until both are set: give it those of the level above.
  */
-static int cpuset_fill(int up_fd, int dir_fd, void *data,
-		       struct rg_error *err)
+static int cpuset_fill(int up_fd, int dir_fd, void *data, struct rg_error *err)
 {
 	(void)data;
 	if (cpuset_inherit(up_fd, dir_fd, "cpuset.mems", err) < 0 ||
@@ -436,8 +429,7 @@ static int v1_add_hier(struct rg_cgroup_v1 *cg, enum v1_ctrl ctrl,
 		     rg_cg_keep_private(h->dir_fd, cg->name, err) < 0))
 			return -1;
 	} else {
-		if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd,
-				   err) < 0)
+		if (rg_cg_make_dir(h->parent_fd, cg->name, &h->dir_fd, err) < 0)
 			return -1;
 		h->made = true;
 	}
@@ -471,10 +463,8 @@ static const struct v1_file_spec v1_files[V1_NR_FILES] = {
 	[F_MEMSW_MAX_USAGE] = { V1_MEMORY, "memory.memsw.max_usage_in_bytes",
 				O_RDWR, true },
 	[F_FAILCNT] = { V1_MEMORY, "memory.failcnt", O_RDWR, false },
-	[F_MEMSW_FAILCNT] = { V1_MEMORY, "memory.memsw.failcnt", O_RDWR,
-			      true },
-	[F_MEM_USAGE] = { V1_MEMORY, "memory.usage_in_bytes", O_RDONLY,
-			  false },
+	[F_MEMSW_FAILCNT] = { V1_MEMORY, "memory.memsw.failcnt", O_RDWR, true },
+	[F_MEM_USAGE] = { V1_MEMORY, "memory.usage_in_bytes", O_RDONLY, false },
 	/* missing where kernel memory is not accounted apart */
 	[F_KMEM_USAGE] = { V1_MEMORY, "memory.kmem.usage_in_bytes", O_RDONLY,
 			   true },
@@ -609,8 +599,8 @@ static void v1_drop_unified(struct rg_cgroup_v1 *cg)
 	cg->nr_hier--;
 }
 
-int rg_cgroup_v1_create(const char *parent, const char *name,
-			bool want_cpuset, unsigned int how, struct rg_cgroup **out,
+int rg_cgroup_v1_create(const char *parent, const char *name, bool want_cpuset,
+			unsigned int how, struct rg_cgroup **out,
 			struct rg_error *err)
 {
 	_cleanup_(v1_discard_ptr) struct rg_cgroup_v1 *cg = NULL;
@@ -631,8 +621,7 @@ int rg_cgroup_v1_create(const char *parent, const char *name,
 				continue;
 			}
 			return rg_fail_context(err, "cgroup v1 %s:%s",
-					       v1_ctrl_name[i],
-					       cg->base.label);
+					       v1_ctrl_name[i], cg->base.label);
 		}
 	}
 	if (v1_open_files(cg, err) < 0 || v1_thaw_reused(cg, err) < 0)
@@ -701,8 +690,8 @@ static int v1_set_cpuset(struct rg_cgroup_v1 *cg, const char *cpus,
 		return -1;
 	/* No pinning asked (a reused cgroup): back to the parent's CPUs. */
 	if (!cpus) {
-		if (rg_cg_read_file(up, "cpuset.cpus", all, sizeof(all),
-				    err) < 0)
+		if (rg_cg_read_file(up, "cpuset.cpus", all, sizeof(all), err) <
+		    0)
 			return -1;
 		cpus = all;
 	}
@@ -711,13 +700,13 @@ static int v1_set_cpuset(struct rg_cgroup_v1 *cg, const char *cpus,
 
 /* The operations take the base pointer: dispatch.c applies the limits. */
 static int v1_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
-			      struct rg_error *err)
+			    struct rg_error *err)
 {
 	return v1_set_memory(to_v1(base), bytes, err);
 }
 
 static int v1_op_set_cpuset(struct rg_cgroup *base, const char *cpus,
-			      struct rg_error *err)
+			    struct rg_error *err)
 {
 	return v1_set_cpuset(to_v1(base), cpus, err);
 }
@@ -794,8 +783,7 @@ static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 			       base->label);
 	st->memory_peak_valid = true;
 	snprintf(st->memory_method, sizeof(st->memory_method), "%s",
-		 cg->memsw ? "memsw.max_usage_in_bytes" :
-			     "max_usage_in_bytes");
+		 cg->memsw ? "memsw.max_usage_in_bytes" : "max_usage_in_bytes");
 	ret = rg_cg_read_u64(cg->fd[F_USAGE], &usage);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading cpuacct.usage of %s",

@@ -99,8 +99,8 @@ static struct rg_cgroup_v2 *to_v2(const struct rg_cgroup *cg)
 }
 
 int rg_cgroup_v2_root_missing(int root_fd, unsigned int ctrl,
-			      unsigned int *unavailable, unsigned int *disabled,
-			      struct rg_error *err)
+			      unsigned int *unavailable,
+			      unsigned int *disabled, struct rg_error *err)
 {
 	char avail[RG_CG_BUF], enabled[RG_CG_BUF];
 	size_t i;
@@ -323,8 +323,9 @@ static int v2_get_dir(struct rg_cgroup_v2 *cg, const char *parent,
 		    ((how & RG_CG_OWN_PARENT) &&
 		     rg_cg_keep_private(cg->parent_fd, parent, err) < 0))
 			return -1;
-		return cg->base.fresh ? 0 :
-		       rg_cg_keep_private(cg->dir_fd, cg->name, err);
+		return cg->base.fresh ?
+			       0 :
+			       rg_cg_keep_private(cg->dir_fd, cg->name, err);
 	}
 	if (rg_cg_make_dir(cg->parent_fd, cg->name, &cg->dir_fd, err) < 0)
 		return -1;
@@ -358,8 +359,8 @@ static void v2_discard_ptr(struct rg_cgroup_v2 **cg)
 		v2_discard(*cg);
 }
 
-int rg_cgroup_v2_create(const char *root, const char *parent,
-			const char *name, unsigned int ctrl, unsigned int how,
+int rg_cgroup_v2_create(const char *root, const char *parent, const char *name,
+			unsigned int ctrl, unsigned int how,
 			struct rg_cgroup **out, struct rg_error *err)
 {
 	_cleanup_close_ int root_fd = -1;
@@ -374,8 +375,8 @@ int rg_cgroup_v2_create(const char *root, const char *parent,
 	if (v2_check_root(root_fd, root, ctrl, err) < 0 ||
 	    rg_cg_open_parent(root_fd, parent, v2_enable, &ctrl,
 			      &cg->parent_fd, err) < 0 ||
-	    v2_get_dir(cg, parent, how, err) < 0 || v2_open_files(cg, err) < 0 ||
-	    v2_thaw_reused(cg, err) < 0)
+	    v2_get_dir(cg, parent, how, err) < 0 ||
+	    v2_open_files(cg, err) < 0 || v2_thaw_reused(cg, err) < 0)
 		return rg_fail_context(err, "cgroup v2 %s", cg->base.label);
 	*out = &cg->base;
 	cg = NULL;
@@ -422,13 +423,13 @@ static int v2_set_cpuset(struct rg_cgroup_v2 *cg, const char *cpus,
 
 /* The operations take the base pointer: dispatch.c applies the limits. */
 static int v2_op_set_memory(struct rg_cgroup *base, uint64_t bytes,
-			      struct rg_error *err)
+			    struct rg_error *err)
 {
 	return v2_set_memory(to_v2(base), bytes, err);
 }
 
 static int v2_op_set_cpuset(struct rg_cgroup *base, const char *cpus,
-			      struct rg_error *err)
+			    struct rg_error *err)
 {
 	return v2_set_cpuset(to_v2(base), cpus, err);
 }
@@ -582,8 +583,8 @@ static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 		st->oom_killed = oom > cg->oom_base;
 	}
 	if (cg->fd[F_MEM_STAT] >= 0)
-		st->major_faults = rg_cg_delta(cg->fd[F_MEM_STAT], "pgmajfault",
-					       cg->majflt_base);
+		st->major_faults = rg_cg_delta(cg->fd[F_MEM_STAT],
+					       "pgmajfault", cg->majflt_base);
 	return 0;
 }
 
@@ -704,8 +705,10 @@ static int v2_reset(struct rg_cgroup *base, struct rg_error *err)
 	if (rg_cg_worth_reclaiming(cg->fd[F_MEM_STAT], usage,
 				   base->resident_bytes)) {
 		/* a keeper's pages cannot go: asking for them is slower */
-		if (v2_reclaim(cg, usage > base->resident_bytes ?
-					   usage - base->resident_bytes : usage,
+		if (v2_reclaim(cg,
+			       usage > base->resident_bytes ?
+				       usage - base->resident_bytes :
+				       usage,
 			       err) < 0)
 			return rg_fail_context(err, "cgroup v2 %s",
 					       base->label);

@@ -30,7 +30,7 @@ static void detect(void)
 		return;
 	}
 	detected_mode = sfs.f_type == CGROUP2_SUPER_MAGIC ? RG_CGROUP_V2 :
-							   RG_CGROUP_V1;
+							    RG_CGROUP_V1;
 }
 
 int rg_cgroup_detect(enum rg_cgroup_mode *mode, struct rg_error *err)
@@ -59,8 +59,8 @@ static int get_cgroup(const char *parent, const char *name, bool want_cpuset,
 					   err);
 	if (want_cpuset)
 		ctrl |= RG_CG_CPUSET;
-	return rg_cgroup_v2_create(RG_CGROUP_ROOT, parent, name, ctrl, how, out,
-				   err);
+	return rg_cgroup_v2_create(RG_CGROUP_ROOT, parent, name, ctrl, how,
+				   out, err);
 }
 
 int rg_cgroup_mount_table(char *buf, size_t len, struct rg_error *err)
@@ -125,7 +125,8 @@ int rg_cgroup_apply_limits(struct rg_cgroup *cg,
 	bool has_cpuset = cg->ops->has_cpuset(cg);
 
 	if (cpuset && limits->cpuset && !has_cpuset)
-		return rg_fail(err, EINVAL, "cgroup %s was created without cpuset",
+		return rg_fail(err, EINVAL,
+			       "cgroup %s was created without cpuset",
 			       cg->label);
 	if ((memory && cg->ops->set_memory(cg, limits->memory_bytes, err) < 0) ||
 	    (cpuset && has_cpuset &&

@@ -109,7 +109,7 @@ void rg_psi_delta(const struct rg_psi *psi, int64_t delta_ns[RG_PSI_NR])
 	int64_t now;
 
 	for (int k = 0; k < RG_PSI_NR; k++) {
-		now = psi->base_us[k] < 0  ? -1 :
+		now = psi->base_us[k] < 0 ? -1 :
 		      psi->end_us[k] >= 0 ? psi->end_us[k] :
 					    read_some(psi->fd[k]);
 		delta_ns[k] = now < psi->base_us[k] ?

@@ -14,12 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum rg_psi_kind {
-	RG_PSI_CPU,
-	RG_PSI_IO,
-	RG_PSI_MEMORY,
-	RG_PSI_NR
-};
+enum rg_psi_kind { RG_PSI_CPU, RG_PSI_IO, RG_PSI_MEMORY, RG_PSI_NR };
 
 /* The pressure files of one cgroup or of the host, open; -1 if absent. */
 struct rg_psi {

@@ -30,8 +30,8 @@ static void read_kernel(struct rg_check_ctx *c)
 	c->kernel[0] = c->kernel[1] = 0;
 }
 
-bool rg_check_kernel_at_least(const struct rg_check_ctx *c,
-			      unsigned int major, unsigned int minor)
+bool rg_check_kernel_at_least(const struct rg_check_ctx *c, unsigned int major,
+			      unsigned int minor)
 {
 	return c->kernel[0] > major ||
 	       (c->kernel[0] == major && c->kernel[1] >= minor);

@@ -40,8 +40,8 @@ static void check_mode(struct rg_check_ctx *c)
 	if (statfs(RG_CGROUP_ROOT "/unified", &sfs) == 0 &&
 	    sfs.f_type == CGROUP2_SUPER_MAGIC)
 		rg_check_add(c->report, "cgroup.mode", RG_CHECK_OK, NULL,
-			     "v1 (hybrid: the cgroup2 mount "
-			     RG_CGROUP_ROOT "/unified is not used)");
+			     "v1 (hybrid: the cgroup2 mount " RG_CGROUP_ROOT
+			     "/unified is not used)");
 	else
 		rg_check_add(c->report, "cgroup.mode", RG_CHECK_OK, NULL,
 			     "v1 (legacy)");
@@ -90,7 +90,9 @@ static void check_v1_controllers(struct rg_check_ctx *c)
 		}
 		st = missing_status(c, v1_ctrl[i].need);
 		snprintf(fix, sizeof(fix),
-			 "mkdir -p " RG_CGROUP_ROOT "/%s && mount -t cgroup -o %s cgroup " RG_CGROUP_ROOT "/%s",
+			 "mkdir -p " RG_CGROUP_ROOT
+			 "/%s && mount -t cgroup -o %s cgroup " RG_CGROUP_ROOT
+			 "/%s",
 			 n, n, n);
 		rg_check_add(c->report, item, st, st ? fix : NULL,
 			     "no v1 hierarchy (%s): %s%s",
@@ -114,8 +116,9 @@ static void v2_controller(struct rg_check_ctx *c, const char *name,
 			 "boot with systemd.unified_cgroup_hierarchy=1 and without cgroup_disable=%s",
 			 name);
 		rg_check_add(c->report, item, st, fix,
-			     "the kernel offers no %s controller in cgroup v2 ("
-			     RG_CGROUP_ROOT "/cgroup.controllers)", name);
+			     "the kernel offers no %s controller in cgroup v2 (" RG_CGROUP_ROOT
+			     "/cgroup.controllers)",
+			     name);
 	} else if (disabled) {
 		snprintf(fix, sizeof(fix),
 			 "echo +%s > " RG_CGROUP_ROOT "/cgroup.subtree_control",
@@ -172,8 +175,7 @@ static void check_level(int fd, const char *path, bool cpuset,
 
 	if (rg_cg_read_file(fd, "cgroup.subtree_control", enabled,
 			    sizeof(enabled), &err) < 0 ||
-	    rg_cg_read_file(fd, "cgroup.procs", procs, sizeof(procs),
-			    &err) < 0)
+	    rg_cg_read_file(fd, "cgroup.procs", procs, sizeof(procs), &err) < 0)
 		return;
 	if (!rg_cg_list_has(enabled, "memory"))
 		lacks = "memory";
@@ -187,7 +189,9 @@ static void check_level(int fd, const char *path, bool cpuset,
 			 "%s holds processes, so its cgroup.subtree_control cannot get +%s (cgroup v2 has no internal processes)",
 			 path, lacks);
 		snprintf(p->fix, sizeof(p->fix),
-			 "for p in $(cat " RG_CGROUP_ROOT "/%s/cgroup.procs); do echo $p > " RG_CGROUP_ROOT "/cgroup.procs; done",
+			 "for p in $(cat " RG_CGROUP_ROOT
+			 "/%s/cgroup.procs); do echo $p > " RG_CGROUP_ROOT
+			 "/cgroup.procs; done",
 			 path);
 		return;
 	}
@@ -248,10 +252,11 @@ static void check_v2_parent(struct rg_check_ctx *c, int root_fd, bool cpuset)
 			     "%s: %s", c->parent, p.message);
 		return;
 	}
-	rg_check_add(c->report, "cgroup.parent", RG_CHECK_OK, NULL,
-		     "%s: %s", c->parent, exists ?
-		     "exists, passes its controllers on" :
-		     "not made yet: runguard makes it at the first run");
+	rg_check_add(c->report, "cgroup.parent", RG_CHECK_OK, NULL, "%s: %s",
+		     c->parent,
+		     exists ?
+			     "exists, passes its controllers on" :
+			     "not made yet: runguard makes it at the first run");
 }
 
 static void check_v1_parent(struct rg_check_ctx *c)
@@ -288,15 +293,16 @@ void rg_check_cgroup(struct rg_check_ctx *c)
 	int root_fd = -1;
 
 	c->parent = c->o.cgroup_parent && *c->o.cgroup_parent ?
-			    c->o.cgroup_parent : RG_CGROUP_PARENT;
+			    c->o.cgroup_parent :
+			    RG_CGROUP_PARENT;
 	check_mode(c);
 	if (!c->mode_known)
 		return;
 	if (c->mode == RG_CGROUP_V1) {
 		check_v1_controllers(c);
 	} else {
-		root_fd = open(RG_CGROUP_ROOT, O_RDONLY | O_DIRECTORY |
-			       O_CLOEXEC);
+		root_fd = open(RG_CGROUP_ROOT,
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (root_fd >= 0)
 			cpuset = check_v2_controllers(c, root_fd);
 	}

@@ -25,8 +25,8 @@ static const struct {
 	cap_value_t cap;
 	const char *name;
 } needed_caps[] = {
-	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },   /* namespaces, mounts */
-	{ CAP_SETUID, "CAP_SETUID" },	      /* the run user */
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" }, /* namespaces, mounts */
+	{ CAP_SETUID, "CAP_SETUID" },	    /* the run user */
 	{ CAP_SETGID, "CAP_SETGID" },
 	{ CAP_SYS_CHROOT, "CAP_SYS_CHROOT" }, /* -r */
 	{ CAP_KILL, "CAP_KILL" },	      /* the run user's processes */
@@ -146,8 +146,10 @@ static void check_rlimits(struct rg_check_ctx *c)
 	else
 		rg_check_add(c->report, "privileges.rlimits", RG_CHECK_OK, NULL,
 			     "%s (this process's; sudo hands over its own: check through sudo as the judgehost runs it)%s",
-			     list, core_zero && !c->cap_sys_resource ?
-			     "; hard core 0: runs get 0/0, and kernel.core_pattern has no pipe" : "");
+			     list,
+			     core_zero && !c->cap_sys_resource ?
+				     "; hard core 0: runs get 0/0, and kernel.core_pattern has no pipe" :
+				     "");
 }
 
 void rg_check_privileges(struct rg_check_ctx *c)
@@ -188,8 +190,7 @@ static bool is_pattern(const char *s)
  * Accounts a pattern matches: how many, and the first few names in names
  * (NULL: only count).
  */
-static unsigned int match_accounts(const char *pattern, char *names,
-				   size_t len)
+static unsigned int match_accounts(const char *pattern, char *names, size_t len)
 {
 	struct passwd *pw;
 	unsigned int n = 0;
@@ -215,7 +216,9 @@ static void check_pattern(struct rg_check_ctx *c, const char *item,
 	rg_check_add(c->report, item, RG_CHECK_OK, NULL,
 		     "pattern %s matches %u account%s%s%s%s", pattern, n,
 		     n == 1 ? "" : "s", n ? " (" : "", names,
-		     n > 8 ? " ...)" : n ? ")" : "");
+		     n > 8 ? " ...)" :
+		     n	   ? ")" :
+			     "");
 }
 
 /*
@@ -234,11 +237,13 @@ static void missing_user(struct rg_check_ctx *c, const char *item,
 		rg_check_add(c->report, item, RG_CHECK_WARNING, fix,
 			     "user %s does not exist: runs as it fail (a "
 			     "judgedaemon started without -n uses it), runs "
-			     "as the other run users work", name);
+			     "as the other run users work",
+			     name);
 	else
 		rg_check_add(c->report, item, RG_CHECK_ERROR, fix,
 			     "user %s does not exist, nor does any other run "
-			     "user: every run fails", name);
+			     "user: every run fails",
+			     name);
 }
 
 static void check_user(struct rg_check_ctx *c, const char *item,
@@ -271,8 +276,9 @@ static void check_user(struct rg_check_ctx *c, const char *item,
 			     (unsigned int)uid, name, name);
 		return;
 	}
-	rg_check_add(c->report, item, RG_CHECK_OK, NULL, "uid %u, group %s (gid %u)",
-		     (unsigned int)uid, name, (unsigned int)gr->gr_gid);
+	rg_check_add(c->report, item, RG_CHECK_OK, NULL,
+		     "uid %u, group %s (gid %u)", (unsigned int)uid, name,
+		     (unsigned int)gr->gr_gid);
 }
 
 static bool entry_exists(const char *entry)

@@ -52,8 +52,8 @@ void rg_check_add(struct rg_check_report *report, const char *name,
 struct rg_check_report *rg_check_report_new(void);
 
 /* Kernel at least major.minor (false when unknown). */
-bool rg_check_kernel_at_least(const struct rg_check_ctx *c,
-			      unsigned int major, unsigned int minor);
+bool rg_check_kernel_at_least(const struct rg_check_ctx *c, unsigned int major,
+			      unsigned int minor);
 
 /* v2: find or make the probe cgroup; remove what the check made. */
 void rg_check_probe_open(struct rg_check_ctx *c);

@@ -181,7 +181,8 @@ static void check_kill(struct rg_check_ctx *c,
 			     "a kernel >= 5.14",
 			     "no cgroup.kill (before 5.14): cgroup.freeze, SIGKILL every task, thaw");
 	else
-		rg_check_add(c->report, item, RG_CHECK_ERROR, "a kernel >= 5.14",
+		rg_check_add(c->report, item, RG_CHECK_ERROR,
+			     "a kernel >= 5.14",
 			     "neither cgroup.kill nor cgroup.freeze (before 5.2): runs cannot be killed race-free");
 }
 
@@ -268,7 +269,8 @@ static void check_favordynmods(struct rg_check_ctx *c)
 		rg_check_add(c->report, item, RG_CHECK_OK, NULL, "%s",
 			     mount_has_option(RG_CGROUP_ROOT, "favordynmods") ?
 				     "on for " RG_CGROUP_ROOT :
-				     "off for " RG_CGROUP_ROOT ", not needed: runs are born in their cgroup (CLONE_INTO_CGROUP)");
+				     "off for " RG_CGROUP_ROOT
+				     ", not needed: runs are born in their cgroup (CLONE_INTO_CGROUP)");
 	else if (rg_check_kernel_at_least(c, 6, 0) || !c->o.pool_size ||
 		 c->o.pool_keepers)
 		rg_check_add(c->report, item, RG_CHECK_OK, NULL, "%s",
@@ -334,7 +336,8 @@ static void check_waits(struct rg_check_ctx *c)
 		rg_check_add(c->report, item, RG_CHECK_OK, NULL,
 			     "every run reports wait-cpu-time, wait-io-time, "
 			     "wait-memory-time (%s), host-pressure and "
-			     "wall-time-cause", method);
+			     "wall-time-cause",
+			     method);
 	else if (host)
 		rg_check_add(c->report, item, RG_CHECK_WARNING,
 			     "mount a cgroup2 hierarchy beside the v1 ones "

@@ -35,8 +35,8 @@ static bool check_fit(struct rg_check_ctx *c, struct pool_view *v)
 			     v->dir, v->info.cgroup_version, mode);
 		return false;
 	}
-	if (rg_pool_cgroup_path(v->dir, c->parent, want, sizeof(want),
-				NULL) == 0 &&
+	if (rg_pool_cgroup_path(v->dir, c->parent, want, sizeof(want), NULL) ==
+		    0 &&
 	    strcmp(want, v->info.cgroup_path)) {
 		rg_check_add(c->report, "pool", RG_CHECK_WARNING, v->destroy,
 			     "%s keeps its cgroups in %s, not below the configured parent (%s)",
@@ -55,9 +55,9 @@ static void describe(struct rg_check_ctx *c, const struct pool_view *v)
 			 c->o.pool_size);
 	rg_check_add(c->report, "pool", RG_CHECK_OK, NULL,
 		     "%u slots in %s (%s)%s, cgroups in %s (v%d)%s",
-		     v->info.size, v->dir, c->o.pool_source ?
-		     c->o.pool_source : "set by the caller", grow,
-		     v->info.cgroup_path, v->info.cgroup_version,
+		     v->info.size, v->dir,
+		     c->o.pool_source ? c->o.pool_source : "set by the caller",
+		     grow, v->info.cgroup_path, v->info.cgroup_version,
 		     v->info.favordynmods ? ", favordynmods" : "");
 }
 
@@ -72,8 +72,7 @@ static void check_slots(struct rg_check_ctx *c, const struct pool_view *v)
 		char item[32];
 
 		nr[s->state]++;
-		if (rg_pool_slot_keeper(v->dir, i, &keeper, NULL) == 0 &&
-		    keeper)
+		if (rg_pool_slot_keeper(v->dir, i, &keeper, NULL) == 0 && keeper)
 			keepers++;
 		if (s->state == RG_POOL_SLOT_HELD)
 			snprintf(held + strlen(held),
@@ -105,8 +104,8 @@ static void check_files(struct rg_check_ctx *c, const struct pool_view *v)
 		return;
 	}
 	/* runs refuse such a pool: made again, its files are right */
-	rg_check_add(c->report, "pool.files", RG_CHECK_ERROR, v->destroy,
-		     "%s", rg_error_format(&err, text, sizeof(text)));
+	rg_check_add(c->report, "pool.files", RG_CHECK_ERROR, v->destroy, "%s",
+		     rg_error_format(&err, text, sizeof(text)));
 }
 
 /*
@@ -124,8 +123,8 @@ static void check_keeper_exe(struct rg_check_ctx *c)
 	fd = rg_keeper_open_exe(path, sizeof(path), &err);
 	if (fd >= 0) {
 		close(fd);
-		rg_check_add(c->report, "pool.keeper", RG_CHECK_OK, NULL,
-			     "%s", path);
+		rg_check_add(c->report, "pool.keeper", RG_CHECK_OK, NULL, "%s",
+			     path);
 		return;
 	}
 	rg_check_add(c->report, "pool.keeper", RG_CHECK_WARNING,
@@ -154,8 +153,7 @@ void rg_check_pool(struct rg_check_ctx *c)
 	check_keeper_exe(c);
 	snprintf(v.destroy, sizeof(v.destroy),
 		 "runguard --pool-dir=%s --pool-destroy=force", v.dir);
-	if (rg_pool_show(v.dir, &v.info, &v.slots, sizeof(*v.slots),
-			 &err) < 0) {
+	if (rg_pool_show(v.dir, &v.info, &v.slots, sizeof(*v.slots), &err) < 0) {
 		if (err.errnum == ENOENT)
 			rg_check_add(c->report, "pool", RG_CHECK_OK, NULL,
 				     "%u slots in %s (%s): not made yet, the first run makes it",

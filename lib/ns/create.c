@@ -38,10 +38,10 @@ struct helper_report {
 /* Everything the helper does; paths are built before the fork. */
 struct helper_plan {
 	int unshare_flags;
-	const char *mq;			/* mount the mqueue fs here */
-	bool detach_mq;			/* unmount mq before mounting */
-	const char *detach[NR_KINDS];	/* unmount before binding */
-	const char *bind[NR_KINDS];	/* bind the new namespace here */
+	const char *mq;		      /* mount the mqueue fs here */
+	bool detach_mq;		      /* unmount mq before mounting */
+	const char *detach[NR_KINDS]; /* unmount before binding */
+	const char *bind[NR_KINDS];   /* bind the new namespace here */
 };
 
 static int helper_report(int fd, int step, int kind)
@@ -56,8 +56,7 @@ static int helper_report(int fd, int step, int kind)
 /* ipc sysctls are per IPC namespace: this writes the helper's new one. */
 static int set_shm_rmid_forced(void)
 {
-	int fd = open("/proc/sys/kernel/shm_rmid_forced",
-		      O_WRONLY | O_CLOEXEC);
+	int fd = open("/proc/sys/kernel/shm_rmid_forced", O_WRONLY | O_CLOEXEC);
 	ssize_t n;
 
 	if (fd < 0)
@@ -114,8 +113,9 @@ static int helper_main(const struct helper_plan *plan, int fd)
 		return helper_report(fd, STEP_SHM_RMID_FORCED, -1);
 	if ((plan->unshare_flags & CLONE_NEWIPC) && prime_ipc() < 0)
 		return helper_report(fd, STEP_PRIME_IPC, -1);
-	if (plan->detach_mq && umount2(plan->mq, MNT_DETACH |
-				       UMOUNT_NOFOLLOW) < 0 && errno != EINVAL)
+	if (plan->detach_mq &&
+	    umount2(plan->mq, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 &&
+	    errno != EINVAL)
 		return helper_report(fd, STEP_DETACH, -1);
 	/* the mqueue fs mounted here belongs to the mounter's IPC ns */
 	if (plan->mq && mount("mqueue", plan->mq, "mqueue",
@@ -124,11 +124,12 @@ static int helper_main(const struct helper_plan *plan, int fd)
 	for (i = 0; i < NR_KINDS; i++) {
 		const char *to = plan->bind[i];
 
-		if (plan->detach[i] && umount2(plan->detach[i], MNT_DETACH |
-					       UMOUNT_NOFOLLOW) < 0 &&
+		if (plan->detach[i] &&
+		    umount2(plan->detach[i], MNT_DETACH | UMOUNT_NOFOLLOW) < 0 &&
 		    errno != EINVAL)
 			return helper_report(fd, STEP_DETACH, i);
-		if (to && mount(rg_ns_kinds[i].self, to, NULL, MS_BIND, NULL) < 0)
+		if (to &&
+		    mount(rg_ns_kinds[i].self, to, NULL, MS_BIND, NULL) < 0)
 			return helper_report(fd, STEP_BIND, i);
 	}
 	return helper_report(fd, STEP_DONE, -1);
@@ -143,10 +144,12 @@ static int helper_error(const struct helper_report *r,
 	case STEP_UNSHARE:
 		return rg_fail(err, r->errnum, "unshare");
 	case STEP_SHM_RMID_FORCED:
-		return rg_fail(err, r->errnum, "setting kernel.shm_rmid_forced "
+		return rg_fail(err, r->errnum,
+			       "setting kernel.shm_rmid_forced "
 			       "in the new IPC namespace");
 	case STEP_PRIME_IPC:
-		return rg_fail(err, r->errnum, "setting the SysV id sysctls "
+		return rg_fail(err, r->errnum,
+			       "setting the SysV id sysctls "
 			       "(kernel.*_next_id) in the new IPC namespace");
 	case STEP_MQUEUE:
 		return rg_fail(err, r->errnum, "mounting the mqueue fs on %s",
@@ -200,7 +203,6 @@ static int run_helper(const struct helper_plan *plan, struct rg_error *err)
 	return 0;
 }
 
-
 /* ---- creation and removal ---- */
 
 /* Unmount everything on path (a half-done creation may have stacked). */
@@ -245,8 +247,9 @@ static int make_pieces(const struct rg_ns_paths *p, struct rg_error *err)
 	int i, fd;
 
 	for (i = 0; i < NR_KINDS; i++) {
-		fd = open(p->ns[i], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-			  O_NOFOLLOW, 0600);
+		fd = open(p->ns[i],
+			  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			  0600);
 		if (fd < 0)
 			return rg_fail(err, errno, "creating %s", p->ns[i]);
 		close(fd);
@@ -264,7 +267,8 @@ int rg_ns_create(const char *dir, const char *name, struct rg_error *err)
 	struct rg_ns_paths p;
 	int i;
 
-	if (rg_ns_slot_paths(&p, dir, name, err) < 0 || remove_pieces(&p, err) < 0)
+	if (rg_ns_slot_paths(&p, dir, name, err) < 0 ||
+	    remove_pieces(&p, err) < 0)
 		goto fail;
 	if (make_pieces(&p, err) < 0)
 		goto undo;
@@ -285,9 +289,12 @@ int rg_ns_remove(const char *dir, const char *name, struct rg_error *err)
 {
 	struct rg_ns_paths p;
 
-	if (rg_ns_slot_paths(&p, dir, name, err) < 0 || remove_pieces(&p, err) < 0)
-		return rg_fail_context(err, "removing the namespaces of slot "
-				       "%s in %s", name, dir);
+	if (rg_ns_slot_paths(&p, dir, name, err) < 0 ||
+	    remove_pieces(&p, err) < 0)
+		return rg_fail_context(err,
+				       "removing the namespaces of slot "
+				       "%s in %s",
+				       name, dir);
 	return 0;
 }
 
@@ -316,10 +323,13 @@ static int replace(const char *dir, const char *name, int flags,
 		goto fail;
 	return 0;
 fail:
-	return rg_fail_context(err, "replacing the %s%s%s namespace of slot "
-			       "%s in %s", flags & CLONE_NEWIPC ? "IPC" : "",
-			       (flags & CLONE_NEWIPC) &&
-			       (flags & CLONE_NEWNET) ? " and " : "",
+	return rg_fail_context(err,
+			       "replacing the %s%s%s namespace of slot "
+			       "%s in %s",
+			       flags & CLONE_NEWIPC ? "IPC" : "",
+			       (flags & CLONE_NEWIPC) && (flags & CLONE_NEWNET) ?
+				       " and " :
+				       "",
 			       flags & CLONE_NEWNET ? "net" : "", name, dir);
 }
 
@@ -348,4 +358,3 @@ int rg_ns_refresh(const char *dir, const char *name,
 		return -1;
 	return rg_ns_open(dir, name, fds, err);
 }
-

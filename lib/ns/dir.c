@@ -81,8 +81,7 @@ struct mount_entry {
  * Parse one mountinfo line ("id parent maj:min root mountpoint opts
  * [optional fields] - fstype ..."). Returns 1 if it is a mount on path.
  */
-static int parse_mountinfo(char *line, const char *path,
-			   struct mount_entry *m)
+static int parse_mountinfo(char *line, const char *path, struct mount_entry *m)
 {
 	char *save = NULL, *tok;
 	int i;
@@ -202,4 +201,3 @@ fail:
 	return rg_fail_context(err, "preparing the namespace directory %s",
 			       dir);
 }
-

@@ -67,7 +67,8 @@ int rg_ns_open(const char *dir, const char *name, int fds[RG_NS_COUNT],
 	if (rg_ns_check_name(name, err) < 0)
 		goto fail;
 	for (i = 0; i < NR_KINDS; i++) {
-		if (rg_ns_slot_path(path, dir, name, rg_ns_kinds[i].name, err) < 0)
+		if (rg_ns_slot_path(path, dir, name, rg_ns_kinds[i].name,
+				    err) < 0)
 			goto fail;
 		fd = open_ns(path, &rg_ns_kinds[i], err);
 		if (fd < 0)
@@ -79,4 +80,3 @@ fail:
 	rg_ns_close(fds);
 	return rg_fail_context(err, "opening the namespaces of slot %s", name);
 }
-

@@ -46,19 +46,19 @@ int rg_ns_slot_path(char *buf, const char *dir, const char *name,
 	return 0;
 }
 
-int rg_ns_slot_paths(struct rg_ns_paths *p, const char *dir,
-		     const char *name, struct rg_error *err)
+int rg_ns_slot_paths(struct rg_ns_paths *p, const char *dir, const char *name,
+		     struct rg_error *err)
 {
 	int i;
 
 	if (rg_ns_check_name(name, err) < 0)
 		return -1;
 	for (i = 0; i < NR_KINDS; i++)
-		if (rg_ns_slot_path(p->ns[i], dir, name, rg_ns_kinds[i].name, err) < 0)
+		if (rg_ns_slot_path(p->ns[i], dir, name, rg_ns_kinds[i].name,
+				    err) < 0)
 			return -1;
 	return rg_ns_slot_path(p->mq, dir, name, "mq", err);
 }
-
 
 /* ---- SysV ids ---- */
 
@@ -160,4 +160,3 @@ const struct rg_ns_sysv_kind rg_ns_sysv_kinds[NR_SYSV] = {
 	[SYSV_MSG] = { "/proc/sysvipc/msg", "/proc/sys/kernel/msg_next_id",
 		       msg_in_use, make_msg, rm_msg },
 };
-

@@ -24,10 +24,10 @@ struct rg_error;
 enum ns_kind_id { KIND_IPC, KIND_NET, KIND_UTS, NR_KINDS };
 
 struct rg_ns_kind {
-	const char *name;	/* file suffix and /proc/.../ns/<name> */
-	const char *self;	/* the helper's own, to bind */
-	const char *thread;	/* the calling thread's, to come back */
-	int type;		/* CLONE_NEW*, also NS_GET_NSTYPE's answer */
+	const char *name;   /* file suffix and /proc/.../ns/<name> */
+	const char *self;   /* the helper's own, to bind */
+	const char *thread; /* the calling thread's, to come back */
+	int type;	    /* CLONE_NEW*, also NS_GET_NSTYPE's answer */
 	enum rg_ns_index index;
 };
 
@@ -44,14 +44,14 @@ int rg_ns_check_name(const char *name, struct rg_error *err);
 int rg_ns_slot_path(char *buf, const char *dir, const char *name,
 		    const char *suffix, struct rg_error *err);
 /* Every piece's path; checks the name first. */
-int rg_ns_slot_paths(struct rg_ns_paths *p, const char *dir,
-		     const char *name, struct rg_error *err);
+int rg_ns_slot_paths(struct rg_ns_paths *p, const char *dir, const char *name,
+		     struct rg_error *err);
 
 enum { SYSV_SHM, SYSV_SEM, SYSV_MSG, NR_SYSV };
 
 /* Paths below /proc show the IPC namespace of the thread that opens them. */
 struct rg_ns_sysv_kind {
-	const char *list;	/* one line per object, after a header */
+	const char *list; /* one line per object, after a header */
 	const char *next_id;
 	int (*in_use)(void);
 	int (*make)(void);

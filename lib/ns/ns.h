@@ -83,10 +83,10 @@ int rg_ns_remove(const char *dir, const char *name, struct rg_error *err);
 
 /* What rg_ns_scrub found and removed. */
 struct rg_ns_scrub {
-	unsigned int shm;		/* SysV shared memory segments */
-	unsigned int sem;		/* SysV semaphore sets */
-	unsigned int msg;		/* SysV message queues */
-	unsigned int mqueues;		/* POSIX message queues */
+	unsigned int shm;     /* SysV shared memory segments */
+	unsigned int sem;     /* SysV semaphore sets */
+	unsigned int msg;     /* SysV message queues */
+	unsigned int mqueues; /* POSIX message queues */
 	/* unix sockets still in the net ns (stuck in flight): replace it */
 	unsigned int unix_sockets_left;
 	/*

@@ -156,13 +156,13 @@ static int remove_sysv(struct sysv_pass *pass, struct rg_error *err)
 
 /* What a kind's <kind>_next_id tells about the run. */
 enum sysv_ids {
-	IDS_UNTOUCHED,	/* primed, and no object made since */
-	IDS_USED,	/* an object was made (or it was never primed) */
-	IDS_UNKNOWN,	/* no such sysctl: only objects left show a use */
+	IDS_UNTOUCHED, /* primed, and no object made since */
+	IDS_USED,      /* an object was made (or it was never primed) */
+	IDS_UNKNOWN,   /* no such sysctl: only objects left show a use */
 };
 
-static int sysv_ids_state(const struct rg_ns_sysv_kind *k, enum sysv_ids *state,
-			  struct rg_error *err)
+static int sysv_ids_state(const struct rg_ns_sysv_kind *k,
+			  enum sysv_ids *state, struct rg_error *err)
 {
 	int fd = open(k->next_id, O_RDONLY | O_CLOEXEC);
 	char buf[16];
@@ -178,7 +178,7 @@ static int sysv_ids_state(const struct rg_ns_sysv_kind *k, enum sysv_ids *state,
 	if (n < 0)
 		return rg_fail(err, errno, "reading %s", k->next_id);
 	*state = n >= 2 && buf[0] == '0' && buf[1] == '\n' ? IDS_UNTOUCHED :
-							       IDS_USED;
+							     IDS_USED;
 	return 0;
 }
 
@@ -205,13 +205,15 @@ static int scrub_sysv_kind(const struct rg_ns_sysv_kind *k,
 static int scrub_sysv_here(struct rg_ns_scrub *report, struct rg_error *err)
 {
 	unsigned int *removed[NR_SYSV] = {
-		[SYSV_SHM] = &report->shm, [SYSV_SEM] = &report->sem,
+		[SYSV_SHM] = &report->shm,
+		[SYSV_SEM] = &report->sem,
 		[SYSV_MSG] = &report->msg,
 	};
 	int i, ret = 0;
 
 	for (i = 0; i < NR_SYSV && !ret; i++)
-		ret = scrub_sysv_kind(&rg_ns_sysv_kinds[i], removed[i], report, err);
+		ret = scrub_sysv_kind(&rg_ns_sysv_kinds[i], removed[i], report,
+				      err);
 	return ret;
 }
 
@@ -231,8 +233,7 @@ static int scrub_sysv(int ipc_fd, struct rg_ns_scrub *report,
 
 static bool is_dot(const char *name)
 {
-	return name[0] == '.' &&
-	       (!name[1] || (name[1] == '.' && !name[2]));
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
 }
 
 static int unlink_entries(int dfd, const char *path, unsigned int *removed,
@@ -297,7 +298,8 @@ static long elapsed_ms(const struct timespec *since)
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	return ((now.tv_sec - since->tv_sec) * 1000000000L +
-		(now.tv_nsec - since->tv_nsec)) / 1000000;
+		(now.tv_nsec - since->tv_nsec)) /
+	       1000000;
 }
 
 /*
@@ -357,7 +359,8 @@ static int scrub_net(int net_fd, struct rg_ns_scrub *report,
 		return -1;
 	}
 	if (fd < 0)
-		return rg_fail(err, saved, "opening " UNIX_SOCKETS
+		return rg_fail(err, saved,
+			       "opening " UNIX_SOCKETS
 			       " in the slot's net namespace");
 	ret = wait_unix_sockets(fd, &report->unix_sockets_left, err);
 	close(fd);
@@ -394,7 +397,8 @@ int rg_ns_scrub_here(struct rg_ns_scrub *report, struct rg_error *err)
 
 	memset(report, 0, sizeof(*report));
 	if (scrub_sysv_here(report, err) < 0)
-		return rg_fail_context(err, "scrubbing the slot's IPC namespace");
+		return rg_fail_context(err,
+				       "scrubbing the slot's IPC namespace");
 	fd = open(UNIX_SOCKETS, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return rg_fail(err, errno, "opening " UNIX_SOCKETS);
@@ -413,4 +417,3 @@ int rg_ns_scrub_mqueues(const char *dir, const char *name,
 				       name);
 	return 0;
 }
-

@@ -34,7 +34,7 @@ static const char *type_name(mode_t type)
 }
 
 int rg_pool_check_file(int dir_fd, const char *dir, const char *name,
-			mode_t type, struct rg_error *err)
+		       mode_t type, struct rg_error *err)
 {
 	struct stat st;
 
@@ -44,16 +44,20 @@ int rg_pool_check_file(int dir_fd, const char *dir, const char *name,
 		return rg_fail(err, errno, "stat `%s/%s'", dir, name);
 	}
 	if (S_ISLNK(st.st_mode))
-		return rg_fail(err, ELOOP, "refusing pool directory: `%s/%s' "
+		return rg_fail(err, ELOOP,
+			       "refusing pool directory: `%s/%s' "
 			       "is a symbolic link, which runguard never "
-			       "makes", dir, name);
+			       "makes",
+			       dir, name);
 	if (rg_pool_file_ok(&st, type))
 		return 0;
-	return rg_fail(err, EPERM, "refusing pool directory: `%s/%s' (uid "
+	return rg_fail(err, EPERM,
+		       "refusing pool directory: `%s/%s' (uid "
 		       "%u, mode %04o, %u links) is not %s of root's that "
-		       "only root may write, as runguard makes it", dir, name,
-		       (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
-		       (unsigned)st.st_nlink, type_name(type));
+		       "only root may write, as runguard makes it",
+		       dir, name, (unsigned)st.st_uid,
+		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_nlink,
+		       type_name(type));
 }
 
 static int audit_slot(int dir_fd, const char *dir, unsigned int i,
@@ -63,7 +67,7 @@ static int audit_slot(int dir_fd, const char *dir, unsigned int i,
 		const char *format;
 		mode_t type;
 	} files[] = {
-		{ "slot-%u.lock", S_IFREG }, { "slot-%u.sock", S_IFSOCK },
+		{ "slot-%u.lock", S_IFREG },   { "slot-%u.sock", S_IFSOCK },
 		{ "ns/slot-%u.ipc", S_IFREG }, { "ns/slot-%u.net", S_IFREG },
 		{ "ns/slot-%u.uts", S_IFREG },
 	};
@@ -71,7 +75,8 @@ static int audit_slot(int dir_fd, const char *dir, unsigned int i,
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(*files); f++) {
 		snprintf(name, sizeof(name), files[f].format, i);
-		if (rg_pool_check_file(dir_fd, dir, name, files[f].type, err) < 0)
+		if (rg_pool_check_file(dir_fd, dir, name, files[f].type, err) <
+		    0)
 			return -1;
 	}
 	return 0;
@@ -89,7 +94,8 @@ int rg_pool_audit(const char *dir, struct rg_error *err)
 		close(dir_fd);
 		return rg_fail(err, ENOENT, "no pool in `%s'", dir);
 	}
-	if (rg_pool_check_file(dir_fd, dir, "ns/.ns-prepare.lock", S_IFREG, err) < 0)
+	if (rg_pool_check_file(dir_fd, dir, "ns/.ns-prepare.lock", S_IFREG,
+			       err) < 0)
 		rc = -1;
 	for (unsigned int i = 0; rc == 0 && i < h.size; i++)
 		rc = audit_slot(dir_fd, dir, i, err);

@@ -39,8 +39,7 @@ struct elf {
 	unsigned int nseg;
 };
 
-static bool read_at(const struct elf *e, void *buf, uint64_t len,
-		    uint64_t off)
+static bool read_at(const struct elf *e, void *buf, uint64_t len, uint64_t off)
 {
 	ssize_t n;
 
@@ -125,8 +124,7 @@ static bool read_string(const struct elf *e, uint64_t off, char *buf,
 }
 
 /* The file offset of a loaded address (DT_STRTAB is one). */
-static bool vaddr_to_offset(const struct elf *e, uint64_t vaddr,
-			    uint64_t *off)
+static bool vaddr_to_offset(const struct elf *e, uint64_t vaddr, uint64_t *off)
 {
 	for (unsigned int i = 0; i < e->nseg; i++) {
 		const struct seg *s = &e->seg[i];

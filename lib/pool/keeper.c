@@ -68,8 +68,8 @@ static int open_trusted_exe(const char *path, struct rg_error *err)
 		errno = EINVAL;
 		return rg_fail(err, EINVAL, "the keeper executable %s", path);
 	}
-	if (rg_trusted_dir_open(dir, "keeper directory", false, &dir_fd,
-				err) < 0)
+	if (rg_trusted_dir_open(dir, "keeper directory", false, &dir_fd, err) <
+	    0)
 		return -1;
 	fd = openat(dir_fd, base + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	close(dir_fd);
@@ -79,7 +79,8 @@ static int open_trusted_exe(const char *path, struct rg_error *err)
 	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
 		errno = EPERM;
-		return rg_fail(err, EPERM, "the keeper executable %s (installed "
+		return rg_fail(err, EPERM,
+			       "the keeper executable %s (installed "
 			       "with runguard; root's, written by root alone)",
 			       path);
 	}
@@ -157,8 +158,8 @@ static int keeper_fds(int listen_fd, int ready_fd, int exe_fd, int dir_fd)
  * no environment: nothing of the call that started it is left for a
  * later run to read in /proc/<keeper>.
  */
-static _Noreturn void keeper_main(const struct rg_cgroup *cg,
-				  const int fds[4], char *const argv[])
+static _Noreturn void keeper_main(const struct rg_cgroup *cg, const int fds[4],
+				  char *const argv[])
 {
 	char *const envp[] = { NULL };
 	int listen_fd = fds[0], ready_fd = fds[1], errnum = 0, fd;
@@ -388,7 +389,8 @@ static int check_keeper(int fd, pid_t pid, struct rg_error *err)
 	close(fd);
 	if (rg_keeper_stop(pid, err) < 0)
 		return -1;
-	return rg_fail(err, ECONNREFUSED, "a keeper of another build was "
+	return rg_fail(err, ECONNREFUSED,
+		       "a keeper of another build was "
 		       "stopped");
 }
 
@@ -449,8 +451,10 @@ static int kill_by_pidfd(int pidfd, const char *who, struct rg_error *err)
 		rc = poll(&p, 1, KEEPER_STOP_TIMEOUT_MS);
 	} while (rc < 0 && errno == EINTR);
 	if (rc == 0)
-		return rg_fail(err, ETIMEDOUT, "%s survives SIGKILL after "
-			       "%d ms", who, KEEPER_STOP_TIMEOUT_MS);
+		return rg_fail(err, ETIMEDOUT,
+			       "%s survives SIGKILL after "
+			       "%d ms",
+			       who, KEEPER_STOP_TIMEOUT_MS);
 	return rc < 0 ? rg_fail(err, errno, "waiting for %s", who) : 0;
 }
 
@@ -486,8 +490,9 @@ static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
 		return rg_fail(err, EPIPE, "the slot's keeper died");
 	if (r->errnum) {
 		r->message[sizeof(r->message) - 1] = '\0';
-		return rg_fail(err, r->errnum, "%s", r->message[0] ?
-			       r->message : "the slot's keeper failed");
+		return rg_fail(err, r->errnum, "%s",
+			       r->message[0] ? r->message :
+					       "the slot's keeper failed");
 	}
 	return 0;
 }
@@ -501,8 +506,9 @@ static int run_fds(const struct rg_keeper_run_request *req, int memfd,
 	if (cwd_fd < 0)
 		return rg_fail(err, errno, "opening the current directory");
 	fds[RG_KEEPER_FD_PLAN] = memfd;
-	fds[RG_KEEPER_FD_STDIN] =
-		req->plan->stdin_fd >= 0 ? req->plan->stdin_fd : cwd_fd;
+	fds[RG_KEEPER_FD_STDIN] = req->plan->stdin_fd >= 0 ?
+					  req->plan->stdin_fd :
+					  cwd_fd;
 	fds[RG_KEEPER_FD_STDOUT] = req->dest[0];
 	fds[RG_KEEPER_FD_STDERR] = req->dest[1];
 	fds[RG_KEEPER_FD_CWD] = cwd_fd;
@@ -562,8 +568,8 @@ static ssize_t await_result(int conn, const struct rg_keeper_run_request *req,
 			return -1;
 		}
 		if (p[0].revents) {
-			ssize_t n = rg_keeper_recv(conn, r, sizeof(*r), NULL, 0,
-						   &nfds);
+			ssize_t n = rg_keeper_recv(conn, r, sizeof(*r), NULL,
+						   0, &nfds);
 			uint32_t word;
 
 			if (n != (ssize_t)sizeof(word))
@@ -613,7 +619,8 @@ static int take_result(const struct rg_keeper_run_request *req,
 	if (r->version != RG_KEEPER_PROTO_VERSION ||
 	    r->result_size != sizeof(r->result) ||
 	    (size_t)n != head + r->log_len || r->log_len > sizeof(r->log))
-		return rg_fail(err, EPROTO, "a run's result of another "
+		return rg_fail(err, EPROTO,
+			       "a run's result of another "
 			       "runguard build");
 	replay_log(req->cfg, r, r->log_len);
 	if (!r->from_runner) {
@@ -624,8 +631,9 @@ static int take_result(const struct rg_keeper_run_request *req,
 	*result = r->result;
 	if (r->errnum) {
 		r->message[sizeof(r->message) - 1] = '\0';
-		rg_fail(err, r->errnum, "%s", r->message[0] ? r->message :
-			"the slot's keeper failed");
+		rg_fail(err, r->errnum, "%s",
+			r->message[0] ? r->message :
+					"the slot's keeper failed");
 		if (result->outcome != RG_OUTCOME_ERROR &&
 		    result->outcome != RG_OUTCOME_CLEANUP_FAILED)
 			result->outcome = RG_OUTCOME_ERROR;
@@ -658,8 +666,7 @@ int rg_keeper_kill(int conn, bool *keeper_gone, struct rg_error *err)
 	struct rg_error ignored;
 
 	(void)err;
-	*keeper_gone = conn < 0 ||
-		       call(conn, RG_KEEPER_KILL, &r, &ignored) < 0;
+	*keeper_gone = conn < 0 || call(conn, RG_KEEPER_KILL, &r, &ignored) < 0;
 	return 0;
 }
 

@@ -77,9 +77,9 @@ int rg_keeper_stop(pid_t pid, struct rg_error *err);
 struct rg_keeper_run_request {
 	const struct rg_config *cfg;
 	const struct rg_child_plan *plan;
-	const int *dest;   /* [2]: the command's stdout and stderr */
-	bool peak_unused;  /* rg_wire_run */
-	int signal_fd;     /* passed on to the runner; -1: none */
+	const int *dest;  /* [2]: the command's stdout and stderr */
+	bool peak_unused; /* rg_wire_run */
+	int signal_fd;	  /* passed on to the runner; -1: none */
 };
 
 /*

@@ -74,8 +74,7 @@ ssize_t rg_keeper_recv(int sock, void *buf, size_t len, int *fds, size_t max,
 	return n;
 }
 
-int rg_keeper_socket_path(int dir_fd, const char *name,
-			  struct sockaddr_un *sa)
+int rg_keeper_socket_path(int dir_fd, const char *name, struct sockaddr_un *sa)
 {
 	int n;
 

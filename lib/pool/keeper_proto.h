@@ -105,7 +105,6 @@ ssize_t rg_keeper_recv(int sock, void *buf, size_t len, int *fds, size_t max,
 		       size_t *nfds);
 
 /* <pool dir>/<name>.sock through the pool directory's fd. */
-int rg_keeper_socket_path(int dir_fd, const char *name,
-			  struct sockaddr_un *sa);
+int rg_keeper_socket_path(int dir_fd, const char *name, struct sockaddr_un *sa);
 
 #endif

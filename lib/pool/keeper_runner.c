@@ -24,11 +24,11 @@
 #define KILL_TIMEOUT_MS 5000
 
 struct runner_slot {
-	struct rg_slot slot;       /* the run's: the slot's cgroup */
+	struct rg_slot slot;	   /* the run's: the slot's cgroup */
 	struct rg_slot child_slot; /* the child's: nothing to join, it is in */
 	bool child_reaped;
-	uint64_t held;       /* charged before us: the keeper's */
-	int64_t cpu_at_hold; /* our CPU as the timed window opened, ns */
+	uint64_t held;	       /* charged before us: the keeper's */
+	int64_t cpu_at_hold;   /* our CPU as the timed window opened, ns */
 	uint64_t memory_limit; /* the run's own */
 };
 
@@ -96,7 +96,8 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
 		if (pid < 0)
 			return 0; /* ECHILD */
 		if (waited_ms++ >= KILL_TIMEOUT_MS)
-			return rg_fail(err, ETIMEDOUT, "processes of the run "
+			return rg_fail(err, ETIMEDOUT,
+				       "processes of the run "
 				       "survive SIGKILL");
 		kill(-1, SIGKILL); /* one forked meanwhile */
 		nanosleep(&pause, NULL);
@@ -135,7 +136,8 @@ static void runner_correct_stats(struct rg_slot *slot,
 	    now < held)
 		held = now;
 	st->memory_peak = st->memory_peak > held + batch ?
-				  st->memory_peak - held : batch;
+				  st->memory_peak - held :
+				  batch;
 	/*
 	 * A run at its limit, or OOM-killed in its slot, reports its own
 	 * limit, as per-run: what was held may have grown since the slot's
@@ -207,7 +209,7 @@ static void runner_config(const struct rg_wire_plan *w, const int *fds,
 	cfg->output[0].fd = fds[RG_KEEPER_FD_STDOUT];
 	cfg->output[1].fd = fds[RG_KEEPER_FD_STDERR];
 	cfg->input.fd = w->stdin_closed ? -1 : fds[RG_KEEPER_FD_STDIN];
-	cfg->handle_signals = false; /* the client passes its on */
+	cfg->handle_signals = false;   /* the client passes its on */
 	cfg->reap_all_children = true; /* we are the run's init */
 	cfg->pool_size = 0;
 	cfg->log.fn = collect_log;
@@ -342,12 +344,14 @@ static void serve(const struct rg_runner_args *a, int conn)
 		if (n != (ssize_t)sizeof(req))
 			return; /* EOF: the client is gone */
 		if (req.version != RG_KEEPER_PROTO_VERSION) {
-			snprintf(message, sizeof(message), "a keeper of "
+			snprintf(message, sizeof(message),
+				 "a keeper of "
 				 "another runguard build (protocol %u, this "
-				 "is %u)", RG_KEEPER_PROTO_VERSION,
-				 req.version);
+				 "is %u)",
+				 RG_KEEPER_PROTO_VERSION, req.version);
 			answer(conn, EPROTO, message, NULL);
-		} else if (req.op == RG_KEEPER_RUN && nfds == RG_KEEPER_RUN_FDS) {
+		} else if (req.op == RG_KEEPER_RUN &&
+			   nfds == RG_KEEPER_RUN_FDS) {
 			run(a, conn, fds);
 			return;
 		} else if (req.op == RG_KEEPER_RUN) {
@@ -362,7 +366,8 @@ static void serve(const struct rg_runner_args *a, int conn)
 		} else if (req.op == RG_KEEPER_SCRUB) {
 			scrub(conn);
 		} else {
-			answer(conn, EPROTO, "keeper: an unknown request", NULL);
+			answer(conn, EPROTO, "keeper: an unknown request",
+			       NULL);
 		}
 		for (size_t i = 0; i < nfds; i++)
 			close(fds[i]);

@@ -26,9 +26,9 @@
 
 struct rg_runner_args {
 	struct rg_keeper_slot *slot; /* the keeper's, copied by the fork */
-	int listen_fd; /* the slot's socket */
-	int keeper_fd; /* hangs up when the keeper is gone */
-	int news_fd;   /* RG_RUNNER_* */
+	int listen_fd;		     /* the slot's socket */
+	int keeper_fd;		     /* hangs up when the keeper is gone */
+	int news_fd;		     /* RG_RUNNER_* */
 };
 
 _Noreturn void rg_runner_main(const struct rg_runner_args *a);

@@ -74,7 +74,8 @@ static long clone_runner(int *pidfd)
  */
 static int fork_runner(struct keeper *k)
 {
-	struct rg_runner_args a = { .slot = &k->slot, .listen_fd = LISTEN_FD,
+	struct rg_runner_args a = { .slot = &k->slot,
+				    .listen_fd = LISTEN_FD,
 				    .keeper_fd = k->life[0],
 				    .news_fd = k->news[1] };
 	int pidfd = -1;
@@ -124,8 +125,7 @@ static _Noreturn void serve(struct keeper *k, int runner_pidfd)
 
 	for (;;) {
 		wait_runner(runner_pidfd);
-		if (run_went_out(k) &&
-		    rg_keeper_slot_reset(&k->slot, &err) < 0)
+		if (run_went_out(k) && rg_keeper_slot_reset(&k->slot, &err) < 0)
 			_exit(0);
 		runner_pidfd = fork_runner(k);
 	}
@@ -172,10 +172,12 @@ int rg_keeper_main(int argc, char **argv)
 	int errnum = 0, pidfd = -1;
 
 	if (!started_by_runguard(argc)) {
-		fprintf(stderr, "%s: the resident process of a runguard pool "
+		fprintf(stderr,
+			"%s: the resident process of a runguard pool "
 			"slot, started by librunguard (in the slot's "
 			"namespaces, with the slot's socket and a ready pipe); "
-			"not a command to run by hand\n", RG_KEEPER_NAME);
+			"not a command to run by hand\n",
+			RG_KEEPER_NAME);
 		return 2;
 	}
 	/* runs are reaped by the kernel, never by us (see the top) */

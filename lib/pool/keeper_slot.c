@@ -17,8 +17,7 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 	uint64_t bytes;
 
 	memset(ks, 0, sizeof(*ks));
-	if (strncmp(name, "slot-", 5) != 0 ||
-	    strlen(name) >= sizeof(ks->name))
+	if (strncmp(name, "slot-", 5) != 0 || strlen(name) >= sizeof(ks->name))
 		return rg_fail(err, EINVAL, "keeper: no slot `%s'", name);
 	snprintf(ks->name, sizeof(ks->name), "%s", name);
 	if (rg_pool_read_header(dir_fd, &h) < 0)

@@ -17,9 +17,9 @@ struct rg_cgroup;
 
 struct rg_keeper_slot {
 	struct rg_cgroup *cgroup;
-	char name[24];          /* slot-K */
-	char ns_dir[PATH_MAX];  /* <pool>/ns: the message queues' mount */
-	uint64_t own_pages;     /* the keeper's pages on the LRU lists */
+	char name[24];	       /* slot-K */
+	char ns_dir[PATH_MAX]; /* <pool>/ns: the message queues' mount */
+	uint64_t own_pages;    /* the keeper's pages on the LRU lists */
 };
 
 /*

@@ -14,7 +14,7 @@
 
 #include "base/base.h"
 
-#define WIRE_MAGIC 0x574b4752u    /* "RGKW" */
+#define WIRE_MAGIC 0x574b4752u	  /* "RGKW" */
 #define WIRE_MAGIC_V1 0x31575752u /* "RWW1": version 1, which had no number */
 
 #define HAS_ROOT 0x1u
@@ -22,7 +22,7 @@
 #define SYSCALL_FILTER 0x4u
 #define STDIN_CLOSED 0x8u
 #define PEAK_UNUSED 0x10u
-#define ALL_FLAGS                                                         \
+#define ALL_FLAGS \
 	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | PEAK_UNUSED)
 
 /*
@@ -164,7 +164,8 @@ int rg_wire_encode(const struct rg_child_plan *plan,
 	int fd, errnum;
 
 	if (len > UINT32_MAX)
-		return rg_fail(err, E2BIG, "the command and environment are "
+		return rg_fail(err, E2BIG,
+			       "the command and environment are "
 			       "too large for the slot's keeper");
 	blob = malloc(len);
 	if (!blob)
@@ -175,8 +176,9 @@ int rg_wire_encode(const struct rg_child_plan *plan,
 	fd = memfd_create("runguard-run", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || write_all(fd, &h, sizeof(h)) < 0 ||
 	    write_all(fd, blob, len) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
-		  F_SEAL_SEAL) < 0) {
+	    fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) <
+		    0) {
 		errnum = errno;
 		free(blob);
 		if (fd >= 0)
@@ -238,8 +240,7 @@ static int rebuild(const struct wire_header *h, struct rg_wire_plan *w)
 
 	plan->file = next_string(w->blob, end, &pos);
 	if (!plan->file ||
-	    take_optional(w->blob, end, &pos, h->flags & HAS_ROOT,
-			  &plan->root) ||
+	    take_optional(w->blob, end, &pos, h->flags & HAS_ROOT, &plan->root) ||
 	    take_optional(w->blob, end, &pos, h->flags & HAS_WORKDIR,
 			  &plan->workdir) ||
 	    !(prefix = next_string(w->blob, end, &pos)) ||
@@ -290,9 +291,10 @@ static int check_version(int memfd, off_t size, struct rg_error *err)
 	else if (lead[0] != WIRE_MAGIC)
 		return malformed(err);
 	if (lead[1] != RG_WIRE_VERSION)
-		return rg_fail(err, EPROTO, "a keeper of another runguard "
-			       "version (wire %u, this is %u)", lead[1],
-			       RG_WIRE_VERSION);
+		return rg_fail(err, EPROTO,
+			       "a keeper of another runguard "
+			       "version (wire %u, this is %u)",
+			       lead[1], RG_WIRE_VERSION);
 	return 0;
 }
 

@@ -36,7 +36,7 @@ struct rg_wire_run {
 struct rg_wire_plan {
 	struct rg_child_plan plan;
 	struct rg_caller_state caller; /* plan.caller; cwd_fd not set */
-	struct rg_config cfg;          /* plain: no pointer, fd or sink */
+	struct rg_config cfg;	       /* plain: no pointer, fd or sink */
 	bool syscall_filter;
 	bool stdin_closed; /* FD_STDIN is a placeholder: start with 0 closed */
 	bool peak_unused;

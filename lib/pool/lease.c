@@ -60,8 +60,10 @@ int rg_lease_prepare(struct rg_pool_lease *l, const struct rg_config *cfg,
 	if (dirty && (rg_lease_clean_slot(l, err) < 0 ||
 		      rg_lease_drop_cgroup(l, err) < 0 ||
 		      rg_lease_open_cgroup(l, h, err) < 0))
-		return rg_fail_context(err, "cleaning slot %u after its "
-				       "holder died", l->index);
+		return rg_fail_context(err,
+				       "cleaning slot %u after its "
+				       "holder died",
+				       l->index);
 	if (cfg->pool_keeper && rg_lease_settle_keeper(l, cfg, h, err) < 0)
 		return -1;
 	if (rg_lease_apply_settings(l, cfg, err) < 0) {
@@ -132,9 +134,9 @@ struct rg_pool_lease *rg_lease_new(const struct rg_config *cfg,
 	return l;
 }
 
-int rg_slot_acquire_pooled(const struct rg_config *cfg,
-			   struct rg_pool *pool, int wake_fd,
-			   struct rg_slot **out, struct rg_error *err)
+int rg_slot_acquire_pooled(const struct rg_config *cfg, struct rg_pool *pool,
+			   int wake_fd, struct rg_slot **out,
+			   struct rg_error *err)
 {
 	struct rg_pool_lease *l = rg_lease_new(cfg, pool, err);
 	struct pool_header h;
@@ -197,16 +199,17 @@ static int reset_detached(void *arg)
 /* Kill leftovers, scrub, reset and give the slot back. */
 static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 {
-	struct rg_pool_lease *l =
-		rg_container_of(slot, struct rg_pool_lease, slot);
+	struct rg_pool_lease *l = rg_container_of(slot, struct rg_pool_lease,
+						  slot);
 	int rc;
 
 	/* nothing of the run outlives the call, whoever resets */
 	rc = rg_slot_kill_run(&l->slot, err);
 	if (rc == 0 && !l->threads_share_fds &&
 	    rg_cgroup_reset_is_slow(l->slot.cgroup) &&
-	    rg_detach(reset_detached, l, (const int[]){ l->dir_fd, l->lock_fd,
-							 l->keeper_conn }, 3)) {
+	    rg_detach(reset_detached, l,
+		      (const int[]){ l->dir_fd, l->lock_fd, l->keeper_conn },
+		      3)) {
 		rg_lease_free(l);
 		return 0;
 	}
@@ -221,8 +224,9 @@ static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 /* what all runs read, charged to us (prewarm.c) */
 static void pooled_prewarm(struct rg_slot *slot, const struct rg_config *cfg)
 {
-	rg_prewarm_for_run(cfg, rg_container_of(slot, struct rg_pool_lease,
-						slot)->dir_fd);
+	rg_prewarm_for_run(cfg,
+			   rg_container_of(slot, struct rg_pool_lease, slot)
+				   ->dir_fd);
 }
 
 /* runguard died mid-run: the run dies; the slot's next holder resets it */

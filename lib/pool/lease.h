@@ -69,8 +69,7 @@ int rg_lease_drop_cgroup(struct rg_pool_lease *l, struct rg_error *err);
 /* Kept by the pool handle for the slot's next run here, or closed. */
 void rg_lease_put_cgroup(struct rg_pool_lease *l);
 /* After a reset: a new cgroup if the run left pages charged to it. */
-int rg_lease_recycle_if_charged(struct rg_pool_lease *l,
-				struct rg_error *err);
+int rg_lease_recycle_if_charged(struct rg_pool_lease *l, struct rg_error *err);
 /* The memory limit to write for cfg's run (rg_slot_memory_limit). */
 uint64_t rg_lease_memory_limit(const struct rg_pool_lease *l,
 			       const struct rg_config *cfg);
@@ -92,8 +91,7 @@ void rg_lease_forget_keeper(struct rg_pool_lease *l);
 /* The keeper and all in its PID namespace, killed. */
 int rg_lease_stop_keeper(struct rg_pool_lease *l, struct rg_error *err);
 /* Before the settings: the slot's keeper kept if it can stay, or not. */
-int rg_lease_settle_keeper(struct rg_pool_lease *l,
-			   const struct rg_config *cfg,
+int rg_lease_settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 			   const struct pool_header *h, struct rg_error *err);
 /* After the settings: a keeper for the slot, started if it has none. */
 int rg_lease_use_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,

@@ -45,12 +45,13 @@ int rg_lease_stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
 	if (rg_keeper_stop(l->keeper_pid, err) < 0)
 		return -1;
 	/* the namespace's last tasks may still be on their way out */
-	for (int waited_ms = 0; (rc = rg_cgroup_populated(l->slot.cgroup,
-							  err)) > 0;
-	     waited_ms++) {
+	for (int waited_ms = 0;
+	     (rc = rg_cgroup_populated(l->slot.cgroup, err)) > 0; waited_ms++) {
 		if (waited_ms >= KEEPER_GONE_TIMEOUT_MS)
-			return rg_fail(err, EBUSY, "the tasks of slot %u's "
-				       "keeper outlive it", l->index);
+			return rg_fail(err, EBUSY,
+				       "the tasks of slot %u's "
+				       "keeper outlive it",
+				       l->index);
 		usleep(1000);
 	}
 	return rc;
@@ -61,9 +62,8 @@ int rg_lease_stop_keeper(struct rg_pool_lease *l, struct rg_error *err)
  * (rg_slot_keeper_fate); the slot's usage is read when that depends on
  * it, and kept for the limit written over the keeper.
  */
-static int keeper_can_stay(struct rg_pool_lease *l,
-			   const struct rg_config *cfg, bool *stay,
-			   struct rg_error *err)
+static int keeper_can_stay(struct rg_pool_lease *l, const struct rg_config *cfg,
+			   bool *stay, struct rg_error *err)
 {
 	enum rg_keeper_fate fate = rg_slot_keeper_fate(&l->rec, cfg);
 	uint64_t usage;
@@ -84,8 +84,7 @@ static int keeper_can_stay(struct rg_pool_lease *l,
  * (the pool directory was made again) is killed with the cgroup, which is
  * then replaced (cgroup.h: rg_cgroup_needs_recycle).
  */
-int rg_lease_settle_keeper(struct rg_pool_lease *l,
-			   const struct rg_config *cfg,
+int rg_lease_settle_keeper(struct rg_pool_lease *l, const struct rg_config *cfg,
 			   const struct pool_header *h, struct rg_error *err)
 {
 	bool stay;
@@ -117,9 +116,10 @@ int rg_lease_settle_keeper(struct rg_pool_lease *l,
 static int go_without_keeper(struct rg_pool_lease *l,
 			     const struct rg_config *cfg, struct rg_error *err)
 {
-	rg_log(cfg, RG_LOG_WARNING, "slot %u: no keeper (%s: %s): this run "
-	       "is pooled without one", l->index, err->message,
-	       strerror(err->errnum));
+	rg_log(cfg, RG_LOG_WARNING,
+	       "slot %u: no keeper (%s: %s): this run "
+	       "is pooled without one",
+	       l->index, err->message, strerror(err->errnum));
 	rg_close_fd(&l->keeper_conn);
 	return rg_cgroup_kill_all(l->slot.cgroup, err);
 }

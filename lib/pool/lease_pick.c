@@ -45,16 +45,17 @@ static int check_slot_lock(int fd, unsigned int index, struct rg_error *err)
 		return rg_fail(err, errno, "stat slot-%u.lock", index);
 	if (rg_pool_file_ok(&st, S_IFREG))
 		return 0;
-	return rg_fail(err, EPERM, "refusing pool directory: slot-%u.lock "
+	return rg_fail(err, EPERM,
+		       "refusing pool directory: slot-%u.lock "
 		       "(uid %u, mode %04o, %u links) is not the root-only "
 		       "file runguard makes: remove the pool "
 		       "(runguard --pool-destroy=force) and let the next run "
-		       "make it again", index, (unsigned)st.st_uid,
+		       "make it again",
+		       index, (unsigned)st.st_uid,
 		       (unsigned)(st.st_mode & 07777), (unsigned)st.st_nlink);
 }
 
-int rg_lease_try_lock_slot(int dir_fd, unsigned int index,
-			   struct rg_error *err)
+int rg_lease_try_lock_slot(int dir_fd, unsigned int index, struct rg_error *err)
 {
 	char lock[32];
 	int fd;
@@ -120,8 +121,7 @@ static bool wait_a_little(int wake_fd, int cancel_fd, int *delay_ms)
 	return true;
 }
 
-static void pool_options(const struct rg_config *cfg,
-			 struct rg_pool_options *o)
+static void pool_options(const struct rg_config *cfg, struct rg_pool_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->dir = cfg->pool_dir ? cfg->pool_dir : RG_POOL_DIR_DEFAULT;
@@ -179,8 +179,10 @@ int rg_lease_lock_a_slot(const struct rg_config *cfg, int wake_fd,
 			rg_close_fd(&pool_lock);
 			/* a destroy racing with us can undo one creation */
 			if (++creations > 3)
-				return rg_fail(err, EAGAIN, "the pool in `%s' "
-					       "keeps disappearing", o.dir);
+				return rg_fail(err, EAGAIN,
+					       "the pool in `%s' "
+					       "keeps disappearing",
+					       o.dir);
 			/* a destroy may have removed the directory, too */
 			if (rg_pool_reopen_dir(o.dir, &l->dir_fd, err) < 0)
 				return -1;
@@ -200,12 +202,13 @@ int rg_lease_lock_a_slot(const struct rg_config *cfg, int wake_fd,
 			return -1;
 		}
 		if (!logged) {
-			rg_log(cfg, RG_LOG_NOTICE, "all %u slots busy, waiting",
-			       h->size);
+			rg_log(cfg, RG_LOG_NOTICE,
+			       "all %u slots busy, waiting", h->size);
 			logged = true;
 		}
 		if (!wait_a_little(wake_fd, cfg->cancel_fd, &delay_ms))
-			return rg_fail(err, EINTR, "interrupted while waiting "
+			return rg_fail(err, EINTR,
+				       "interrupted while waiting "
 				       "for a free slot (signal or cancel fd)");
 	}
 }

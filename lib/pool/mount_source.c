@@ -89,7 +89,8 @@ int rg_mount_table_read(FILE *mountinfo, struct rg_mount_table *t)
 			continue;
 		if (t->count == alloc) {
 			size_t more = alloc ? 2 * alloc : 64;
-			void *p = realloc(t->entries, more * sizeof(*t->entries));
+			void *p = realloc(t->entries,
+					  more * sizeof(*t->entries));
 
 			if (!p) {
 				rg_mount_entry_free(&e);
@@ -162,7 +163,8 @@ holding_mount(const struct rg_mount_table *t, const char *path)
 		const struct rg_mount_entry *e = &t->entries[i];
 		size_t len = strlen(e->point);
 
-		if (rg_path_below(path, e->point) && (!best || len >= best_len)) {
+		if (rg_path_below(path, e->point) &&
+		    (!best || len >= best_len)) {
 			best = e;
 			best_len = len;
 		}

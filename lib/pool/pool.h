@@ -27,8 +27,8 @@
 /* "RGS2": records of the "RGS1" layout (no cpus) read as unknown, dirty */
 #define RG_SLOT_MAGIC 0x32534752u
 
-#define RG_POOL_HAS_CPUSET 0x1u     /* slot cgroups include cpuset */
-#define RG_POOL_FAVORDYNMODS 0x2u   /* dynmods hierarchy mounted */
+#define RG_POOL_HAS_CPUSET 0x1u	  /* slot cgroups include cpuset */
+#define RG_POOL_FAVORDYNMODS 0x2u /* dynmods hierarchy mounted */
 
 struct pool_header {
 	char magic[8];
@@ -46,7 +46,7 @@ enum slot_state {
 };
 
 #define SLOT_SETTINGS_KNOWN 0x1u /* memory_limit and cpuset are in force */
-#define SLOT_USED 0x2u           /* a run happened since the cgroup was made */
+#define SLOT_USED 0x2u		 /* a run happened since the cgroup was made */
 /*
  * Clean once its keeper has reset it after the last run (keeper_slot.h):
  * clean only while that keeper lives.
@@ -74,9 +74,9 @@ struct slot_record {
 struct rg_pool {
 	char *dir;
 	unsigned int size;
-	char *cgroup_parent;	/* NULL: the build's default */
+	char *cgroup_parent; /* NULL: the build's default */
 	bool favordynmods;
-	int dir_fd;		/* the pool directory, trusted at the open */
+	int dir_fd; /* the pool directory, trusted at the open */
 	char ns_dir[PATH_MAX];
 	/*
 	 * Slot i's cgroup, kept open between its runs in this process (size
@@ -96,18 +96,18 @@ struct rg_pool_lease {
 	int dir_fd;
 	int lock_fd;
 	unsigned int index;
-	char name[24];  /* "slot-K" */
+	char name[24]; /* "slot-K" */
 	char ns_dir[PATH_MAX];
 	struct slot_record rec;
 	int keeper_conn;       /* resident slots: our keeper, or -1 */
 	pid_t keeper_pid;      /* and its pid */
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	uint64_t keeper_pages; /* and of it, pages on the LRU lists */
-	bool ran;              /* a resident run's result came */
+	bool ran;	       /* a resident run's result came */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
 	struct rg_pool *pool; /* that handle, or NULL */
-	bool cgroup_reusable;	    /* reset clean: the handle may keep it */
+	bool cgroup_reusable; /* reset clean: the handle may keep it */
 };
 
 /*
@@ -193,8 +193,7 @@ int rg_pool_options_in(struct rg_pool_options *own,
 		       struct rg_error *err);
 
 /* log: where creation reports each step (the run's or the admin sink) */
-int rg_pool_ensure(int dir_fd, const char *dir,
-		   const struct rg_pool_options *o,
+int rg_pool_ensure(int dir_fd, const char *dir, const struct rg_pool_options *o,
 		   const struct rg_log_sink *log, struct pool_header *h,
 		   struct rg_error *err);
 int rg_pool_read_record(int dir_fd, unsigned int index,
@@ -202,9 +201,9 @@ int rg_pool_read_record(int dir_fd, unsigned int index,
 int rg_pool_write_record(int dir_fd, unsigned int index,
 			 const struct slot_record *rec, struct rg_error *err);
 void rg_pool_slot_name(unsigned int index, char *buf, size_t len);
-int rg_pool_open_slot_cgroup(const struct pool_header *h,
-			     const char *name, struct rg_cgroup **cg,
-			     bool *created, struct rg_error *err);
+int rg_pool_open_slot_cgroup(const struct pool_header *h, const char *name,
+			     struct rg_cgroup **cg, bool *created,
+			     struct rg_error *err);
 uint32_t rg_pool_hash(const char *s);
 /* Take the saved cgroup mounts, when they still hold (v1). */
 void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h);
@@ -220,9 +219,9 @@ int rg_pool_ns_dir(int dir_fd, char *buf, size_t len, struct rg_error *err);
  * pool: the pool opened already (rg_pool_open), or NULL to open cfg's.
  * In lease.c; rg_run() and rg_pool_run() take it as their slot source.
  */
-int rg_slot_acquire_pooled(const struct rg_config *cfg,
-			   struct rg_pool *pool, int wake_fd,
-			   struct rg_slot **out, struct rg_error *err);
+int rg_slot_acquire_pooled(const struct rg_config *cfg, struct rg_pool *pool,
+			   int wake_fd, struct rg_slot **out,
+			   struct rg_error *err);
 
 /*
  * The body of the runguard-keeper executable (keeper/main.c, in

@@ -57,13 +57,13 @@ static bool mount_dynmods(const char *ns_dir)
 {
 	char path[PATH_MAX];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/" RG_POOL_DYNMODS_DIR, ns_dir) >=
-	    sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/" RG_POOL_DYNMODS_DIR,
+			     ns_dir) >= sizeof(path))
 		return false;
 	if (mkdir(path, 0755) < 0 && errno != EEXIST)
 		return false;
-	if (mount("runguard_dynmods", path, "cgroup", MS_NOSUID | MS_NODEV |
-		  MS_NOEXEC, DYNMODS_OPTIONS) == 0)
+	if (mount("runguard_dynmods", path, "cgroup",
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC, DYNMODS_OPTIONS) == 0)
 		return true;
 	/* already mounted by an earlier, half-finished creation */
 	return errno == EBUSY;
@@ -94,7 +94,7 @@ static int create_slot(int dir_fd, const char *ns_dir,
 	if (rg_ns_open(ns_dir, name, fds, err) == 0)
 		rg_ns_close(fds);
 	else if (rg_ns_remove(ns_dir, name, err) < 0 ||
-		   rg_ns_create(ns_dir, name, err) < 0) {
+		 rg_ns_create(ns_dir, name, err) < 0) {
 		return rg_fail_context(err, "slot %u", index);
 	}
 	if (rg_pool_read_record(dir_fd, index, &rec) == 0)
@@ -110,18 +110,21 @@ static void say_creating(const struct rg_log_sink *log, const char *dir,
 			 unsigned int size)
 {
 	if (first == 0)
-		rg_log_to(log, RG_LOG_NOTICE, "creating the pool in `%s': %u "
-			  "slots, cgroup v%u, under %s", dir, size,
-			  h->cgroup_version, h->cgroup_path);
+		rg_log_to(log, RG_LOG_NOTICE,
+			  "creating the pool in `%s': %u "
+			  "slots, cgroup v%u, under %s",
+			  dir, size, h->cgroup_version, h->cgroup_path);
 	else
-		rg_log_to(log, RG_LOG_NOTICE, "growing the pool in `%s' from "
-			  "%u to %u slots", dir, first, size);
+		rg_log_to(log, RG_LOG_NOTICE,
+			  "growing the pool in `%s' from "
+			  "%u to %u slots",
+			  dir, first, size);
 }
 
 static int create_locked(int dir_fd, const char *dir,
 			 const struct rg_pool_options *o,
-			 const struct rg_log_sink *log,
-			 struct pool_header *h, struct rg_error *err)
+			 const struct rg_log_sink *log, struct pool_header *h,
+			 struct rg_error *err)
 {
 	enum rg_cgroup_mode mode;
 	struct pool_header old;
@@ -130,8 +133,7 @@ static int create_locked(int dir_fd, const char *dir,
 	int fd;
 
 	/* refused before anything is made, not when the header is written */
-	if (rg_pool_check_file(dir_fd, dir, "pool.state.new", S_IFREG,
-			       err) < 0 ||
+	if (rg_pool_check_file(dir_fd, dir, "pool.state.new", S_IFREG, err) < 0 ||
 	    rg_pool_check_file(dir_fd, dir, "cgroup.mounts.new", S_IFREG,
 			       err) < 0)
 		return -1;
@@ -166,14 +168,17 @@ static int create_locked(int dir_fd, const char *dir,
 	say_creating(log, dir, h, first, o->size);
 	if (h->cgroup_version == 1 && o->favordynmods && mount_dynmods(ns_dir)) {
 		h->flags |= RG_POOL_FAVORDYNMODS;
-		rg_log_to(log, RG_LOG_NOTICE, "mounted the favordynmods "
+		rg_log_to(log, RG_LOG_NOTICE,
+			  "mounted the favordynmods "
 			  "hierarchy");
 	}
 	for (unsigned int i = first; i < o->size; i++) {
 		if (create_slot(dir_fd, ns_dir, h, i, err) < 0)
 			return -1;
-		rg_log_to(log, RG_LOG_NOTICE, "slot %u made: cgroup and "
-			  "namespaces (%u of %u)", i, i + 1, o->size);
+		rg_log_to(log, RG_LOG_NOTICE,
+			  "slot %u made: cgroup and "
+			  "namespaces (%u of %u)",
+			  i, i + 1, o->size);
 	}
 	h->size = o->size;
 	if (rg_pool_save_mount_table(dir_fd, err) < 0 ||
@@ -188,8 +193,7 @@ static int create_locked(int dir_fd, const char *dir,
  * the exclusive pool lock. The caller must not hold the pool lock (flock
  * locks of two open files of one process conflict).
  */
-int rg_pool_ensure(int dir_fd, const char *dir,
-		   const struct rg_pool_options *o,
+int rg_pool_ensure(int dir_fd, const char *dir, const struct rg_pool_options *o,
 		   const struct rg_log_sink *log, struct pool_header *h,
 		   struct rg_error *err)
 {
@@ -219,8 +223,8 @@ int rg_pool_options_in(struct rg_pool_options *own,
 {
 	if (!options)
 		return rg_fail(err, EINVAL, "no pool options");
-	if (rg_abi_check(options, RG_SIZE_THROUGH(struct rg_pool_options,
-						  keepers),
+	if (rg_abi_check(options,
+			 RG_SIZE_THROUGH(struct rg_pool_options, keepers),
 			 "rg_pool_options", err) < 0)
 		return -1;
 	rg_abi_copy_in(own, sizeof(*own), options);
@@ -229,8 +233,7 @@ int rg_pool_options_in(struct rg_pool_options *own,
 	return 0;
 }
 
-int rg_pool_create(const struct rg_pool_options *options,
-		   struct rg_error *err)
+int rg_pool_create(const struct rg_pool_options *options, struct rg_error *err)
 {
 	struct rg_pool_options o;
 	struct pool_header h;

@@ -27,9 +27,9 @@
 
 /* What a destroy does about a slot a run holds. */
 enum held_slot {
-	HELD_REFUSE,	/* fail, leaving the pool as it is */
-	HELD_END_RUN,	/* SIGTERM its runguard, then wait (force) */
-	HELD_WAIT,	/* wait for the run to end by itself */
+	HELD_REFUSE,  /* fail, leaving the pool as it is */
+	HELD_END_RUN, /* SIGTERM its runguard, then wait (force) */
+	HELD_WAIT,    /* wait for the run to end by itself */
 };
 
 #define HELD_WAIT_STEP_NS 10000000 /* 10 ms */
@@ -78,8 +78,8 @@ static int wait_for_slot(int lock_fd, int64_t deadline_ms)
  * Take every slot lock; a slot a run holds is handled as `how' says.
  * Waiting happens with pool.lock held: no new run takes a slot meanwhile.
  */
-static int lock_all_slots(int dir_fd, const struct pool_header *h,
-			  int *locks, enum held_slot how, int64_t deadline_ms,
+static int lock_all_slots(int dir_fd, const struct pool_header *h, int *locks,
+			  enum held_slot how, int64_t deadline_ms,
 			  struct rg_error *err)
 {
 	for (unsigned int i = 0; i < h->size; i++) {
@@ -87,8 +87,9 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 		char lock[32];
 
 		snprintf(lock, sizeof(lock), "slot-%u.lock", i);
-		locks[i] = openat(dir_fd, lock, O_RDONLY | O_NOFOLLOW |
-				  O_NONBLOCK | O_CLOEXEC);
+		locks[i] = openat(dir_fd, lock,
+				  O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+					  O_CLOEXEC);
 		if (locks[i] < 0)
 			continue; /* half-made pool */
 		if (flock(locks[i], LOCK_EX | LOCK_NB) == 0)
@@ -99,23 +100,28 @@ static int lock_all_slots(int dir_fd, const struct pool_header *h,
 		    wait_for_slot(locks[i], monotonic_ms() + RESET_WAIT_MS) == 0)
 			continue;
 		if (how == HELD_REFUSE)
-			return rg_fail(err, EBUSY, "slot %u is held by pid %d "
+			return rg_fail(err, EBUSY,
+				       "slot %u is held by pid %d "
 				       "(use force to end its run, or wait)",
 				       i, (int)rec.holder);
 		if (how == HELD_WAIT) {
-			rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u: "
-				  "waiting for the run of pid %d", i,
-				  (int)rec.holder);
+			rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
+				  "slot %u: "
+				  "waiting for the run of pid %d",
+				  i, (int)rec.holder);
 			if (wait_for_slot(locks[i], deadline_ms) < 0)
-				return rg_fail(err, errno, "slot %u is still "
+				return rg_fail(err, errno,
+					       "slot %u is still "
 					       "held by pid %d: the pool is "
-					       "left as it was", i,
-					       (int)rec.holder);
+					       "left as it was",
+					       i, (int)rec.holder);
 			continue;
 		}
 		/* its runguard writes the meta file and releases the slot */
-		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u: ending the "
-			  "run of pid %d", i, (int)rec.holder);
+		rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
+			  "slot %u: ending the "
+			  "run of pid %d",
+			  i, (int)rec.holder);
 		if (rec.holder > 0)
 			kill(rec.holder, SIGTERM);
 		if (flock(locks[i], LOCK_EX) < 0)
@@ -158,8 +164,8 @@ static int remove_cgroup_parent(const struct pool_header *h)
 	/* the pool-XXXXXXXX level itself, opened from its own parent */
 	if (!slash)
 		return 0;
-	snprintf(parent, sizeof(parent), "%.*s",
-		 (int)(slash - h->cgroup_path), h->cgroup_path);
+	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - h->cgroup_path),
+		 h->cgroup_path);
 	/* its parent is the admin's (cgroup-parent): left as it is */
 	if (rg_cgroup_open(parent, slash + 1, h->flags & RG_POOL_HAS_CPUSET,
 			   false, &cg, &ignored) < 0)
@@ -222,18 +228,18 @@ static int destroy_locked(int dir_fd, const struct pool_header *h,
 	for (unsigned int i = 0; i < h->size; i++) {
 		if (destroy_slot(dir_fd, ns_dir, h, i, err) < 0)
 			rc = -1;
-		rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "slot %u removed "
-			  "(%u of %u)", i, i + 1, h->size);
+		rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
+			  "slot %u removed "
+			  "(%u of %u)",
+			  i, i + 1, h->size);
 	}
 	remove_cgroup_parent(h);
 	snprintf(dynmods, sizeof(dynmods), "%s/" RG_POOL_DYNMODS_DIR, ns_dir);
 	if (umount2(dynmods, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 ||
-	    errno == EINVAL ||
-	    errno == ENOENT)
+	    errno == EINVAL || errno == ENOENT)
 		rmdir(dynmods);
 	if (umount2(ns_dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 &&
-	    errno != EINVAL &&
-	    errno != ENOENT && rc == 0)
+	    errno != EINVAL && errno != ENOENT && rc == 0)
 		rc = rg_fail(err, errno, "unmounting `%s'", ns_dir);
 	unlinkat(dir_fd, "ns/.ns-prepare.lock", 0);
 	rmdir(ns_dir);
@@ -309,8 +315,10 @@ static int destroy(const char *dir, enum held_slot how, int64_t deadline_ms,
 	if (rg_pool_read_header(dir_fd, &h) < 0 &&
 	    guess_header(dir_fd, dir, &h, err) < 0)
 		return -1;
-	rg_log_to(rg_admin_log(), RG_LOG_NOTICE, "destroying the pool in "
-		  "`%s': %u slots", dir, h.size);
+	rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
+		  "destroying the pool in "
+		  "`%s': %u slots",
+		  dir, h.size);
 	if (destroy_locked(dir_fd, &h, how, deadline_ms, err) < 0)
 		return -1;
 	unlinkat(dir_fd, "pool.lock", 0);

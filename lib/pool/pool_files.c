@@ -41,7 +41,10 @@ static int open_trusted(const char *dir, bool create, int *dir_fd,
  * the temporaries of write_file_atomic are checked when found.
  */
 static const char *const pool_files[] = {
-	"pool.lock", "pool.state", "slots.table", "cgroup.mounts",
+	"pool.lock",
+	"pool.state",
+	"slots.table",
+	"cgroup.mounts",
 };
 
 /*
@@ -206,8 +209,8 @@ int rg_pool_save_mount_table(int dir_fd, struct rg_error *err)
 
 	if (rg_cgroup_mount_table(table, sizeof(table), err) < 0)
 		return -1;
-	return write_file_atomic(dir_fd, RG_POOL_MOUNT_TABLE, table, strlen(table),
-				 err);
+	return write_file_atomic(dir_fd, RG_POOL_MOUNT_TABLE, table,
+				 strlen(table), err);
 }
 
 void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
@@ -218,7 +221,8 @@ void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
 
 	if (h->cgroup_version != 1)
 		return;
-	fd = openat(dir_fd, RG_POOL_MOUNT_TABLE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dir_fd, RG_POOL_MOUNT_TABLE,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	n = read(fd, table, sizeof(table) - 1);
@@ -230,8 +234,7 @@ void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
 	rg_cgroup_use_mount_table(table, h->cgroup_path);
 }
 
-int rg_pool_read_record(int dir_fd, unsigned int index,
-			struct slot_record *rec)
+int rg_pool_read_record(int dir_fd, unsigned int index, struct slot_record *rec)
 {
 	int fd = openat(dir_fd, "slots.table",
 			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -287,8 +290,8 @@ int rg_pool_cgroup_path(const char *dir, const char *parent, char *buf,
 
 	if (!real)
 		return rg_fail(err, errno, "pool directory `%s'", dir);
-	n = snprintf(buf, len, "%s/pool-%08x", parent ? parent :
-		     RG_CGROUP_PARENT, rg_pool_hash(real));
+	n = snprintf(buf, len, "%s/pool-%08x",
+		     parent ? parent : RG_CGROUP_PARENT, rg_pool_hash(real));
 	free(real);
 	if (n < 0 || (size_t)n >= len)
 		return rg_fail(err, ENAMETOOLONG, "cgroup parent too long");
@@ -299,8 +302,8 @@ int rg_pool_open_slot_cgroup(const struct pool_header *h, const char *name,
 			     struct rg_cgroup **cg, bool *created,
 			     struct rg_error *err)
 {
-	if (rg_cgroup_open(h->cgroup_path, name,
-			   h->flags & RG_POOL_HAS_CPUSET, true, cg, err) < 0)
+	if (rg_cgroup_open(h->cgroup_path, name, h->flags & RG_POOL_HAS_CPUSET,
+			   true, cg, err) < 0)
 		return -1;
 	*created = rg_cgroup_fresh(*cg);
 	return 0;

@@ -32,7 +32,8 @@ static unsigned int kept_budget(unsigned int size)
 	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
 		return 0;
 	slots = nofile.rlim_cur == RLIM_INFINITY ?
-			size : nofile.rlim_cur / 4 / KEPT_FDS_PER_SLOT;
+			size :
+			nofile.rlim_cur / 4 / KEPT_FDS_PER_SLOT;
 	return slots < size ? (unsigned int)slots : size;
 }
 

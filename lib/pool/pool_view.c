@@ -117,8 +117,10 @@ int rg_pool_show(const char *dir, struct rg_pool_info *info,
 			 "rg_pool_info", err) < 0)
 		return -1;
 	if (slot_size < RG_SIZE_THROUGH(struct rg_pool_slot_info, cpuset))
-		return rg_fail(err, EINVAL, "slot_size %zu is too small: pass "
-			       "sizeof(struct rg_pool_slot_info)", slot_size);
+		return rg_fail(err, EINVAL,
+			       "slot_size %zu is too small: pass "
+			       "sizeof(struct rg_pool_slot_info)",
+			       slot_size);
 	if (!dir)
 		dir = RG_POOL_DIR_DEFAULT;
 	if (rg_pool_open_dir(dir, false, &dir_fd, err) < 0)

@@ -38,8 +38,9 @@
 
 /* a chroot's usual code directories */
 static const char *const root_dirs[] = {
-	"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr/bin",
-	"usr/sbin", "usr/lib", "usr/lib32", "usr/lib64", "usr/libexec",
+	"bin",		 "sbin",	  "lib",       "lib32",
+	"lib64",	 "libx32",	  "usr/bin",   "usr/sbin",
+	"usr/lib",	 "usr/lib32",	  "usr/lib64", "usr/libexec",
 	"usr/local/bin", "usr/local/lib",
 };
 
@@ -205,9 +206,9 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 	struct warm_walk walk;
 	int rc = 0;
 
-	if (stats && rg_abi_check(stats, RG_SIZE_THROUGH(struct rg_prewarm_stats,
-							 bytes),
-				  "rg_prewarm_stats", err) < 0)
+	if (stats &&
+	    rg_abi_check(stats, RG_SIZE_THROUGH(struct rg_prewarm_stats, bytes),
+			 "rg_prewarm_stats", err) < 0)
 		return -1;
 	walk_begin(&walk, WARM_READ_NOW);
 	for (size_t i = 0; i < count && rc == 0; i++) {
@@ -219,8 +220,8 @@ int rg_pool_prewarm(const char *const paths[], size_t count,
 		if (rc == 0)
 			rg_log_to(rg_admin_log(), RG_LOG_NOTICE,
 				  "`%s': %" PRIu64 " files, %" PRIu64
-				  " bytes in the page cache", paths[i],
-				  walk.stats.files - before.files,
+				  " bytes in the page cache",
+				  paths[i], walk.stats.files - before.files,
 				  walk.stats.bytes - before.bytes);
 	}
 	walk_end(&walk);
@@ -247,8 +248,9 @@ static bool root_identity(const char *root, char *key, size_t len)
 				     root_dirs[i]) >= sizeof(path) ||
 		    stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
-		used += (size_t)snprintf(key + used, len - used, "%zu:%llx:%llx,",
-					 i, (unsigned long long)st.st_dev,
+		used += (size_t)snprintf(key + used, len - used,
+					 "%zu:%llx:%llx,", i,
+					 (unsigned long long)st.st_dev,
 					 (unsigned long long)st.st_ino);
 		if (used >= len)
 			return false;
@@ -335,12 +337,13 @@ static void find_sources(const struct rg_config *cfg,
 				     root_dirs[i]) >= sizeof(path) ||
 		    !realpath(path, real) || !rg_path_below(real, ex[0]))
 			continue; /* missing, or a link out of the root */
-		if (rg_mount_source(t, real, exclude, 3, source,
-				    sizeof(source)))
+		if (rg_mount_source(t, real, exclude, 3, source, sizeof(source)))
 			add_source(rs, source);
 		else
-			rg_log(cfg, RG_LOG_NOTICE, "prewarm: `%s' not walked: "
-			       "no mount source outside the judging", real);
+			rg_log(cfg, RG_LOG_NOTICE,
+			       "prewarm: `%s' not walked: "
+			       "no mount source outside the judging",
+			       real);
 	}
 }
 
@@ -348,14 +351,14 @@ static void find_sources(const struct rg_config *cfg,
 static struct root_sources *root_sources(const struct rg_config *cfg)
 {
 	struct root_sources *rs = calloc(1, sizeof(*rs));
-	char (*ex)[PATH_MAX] = calloc(3, PATH_MAX);
+	char(*ex)[PATH_MAX] = calloc(3, PATH_MAX);
 	struct rg_mount_table t = { 0 };
 	FILE *f = NULL;
 
 	if (rs && ex && judging_paths(cfg, ex) &&
 	    (f = fopen("/proc/self/mountinfo", "re")) &&
 	    rg_mount_table_read(f, &t) == 0)
-		find_sources(cfg, (const char (*)[PATH_MAX])ex, &t, rs);
+		find_sources(cfg, (const char(*)[PATH_MAX])ex, &t, rs);
 	if (f)
 		fclose(f);
 	rg_mount_table_free(&t);
@@ -403,8 +406,8 @@ static int walker_main(void *arg)
 		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT);
 	walk_sources(w->sources);
 	futimens(3, NULL);
-	dir_fd = open(w->pool_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		      O_CLOEXEC);
+	dir_fd = open(w->pool_dir,
+		      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd >= 0)
 		remove_old_stamps(dir_fd);
 	return 0;
@@ -531,7 +534,7 @@ struct library_walk {
 	struct warm_walk *walk;
 	char queue[MAX_LIBRARY_FILES][PATH_MAX]; /* every file seen, in order */
 	unsigned int queued;
-	unsigned int probes;          /* candidate files opened */
+	unsigned int probes;	      /* candidate files opened */
 	struct rg_elf_deps deps;      /* of the file being walked */
 	struct rg_elf_deps candidate; /* of a file found for one of its names */
 };
@@ -554,21 +557,38 @@ static void enqueue(struct library_walk *lw, const char *path)
 static const char *const *default_dirs(uint16_t machine)
 {
 	static const char *const x86_64[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-		"/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib", NULL,
+		"/lib/x86_64-linux-gnu",
+		"/usr/lib/x86_64-linux-gnu",
+		"/lib64",
+		"/usr/lib64",
+		"/lib",
+		"/usr/lib",
+		"/usr/local/lib",
+		NULL,
 	};
 	static const char *const i386[] = {
-		"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib32",
-		"/usr/lib32", "/lib", "/usr/lib", "/usr/local/lib", NULL,
+		"/lib/i386-linux-gnu",
+		"/usr/lib/i386-linux-gnu",
+		"/lib32",
+		"/usr/lib32",
+		"/lib",
+		"/usr/lib",
+		"/usr/local/lib",
+		NULL,
 	};
 	static const char *const aarch64[] = {
-		"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+		"/lib/aarch64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu",
+		"/lib64",
+		"/usr/lib64",
+		"/lib",
+		"/usr/lib",
+		"/usr/local/lib",
 		NULL,
 	};
 	static const char *const other[] = {
-		"/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
-		NULL,
+		"/lib64",   "/usr/lib64",     "/lib",
+		"/usr/lib", "/usr/local/lib", NULL,
 	};
 
 	switch (machine) {
@@ -728,8 +748,7 @@ static void warm_as_run_user(const struct rg_config *cfg, const char *path,
 }
 
 /* The command's file as the child will find it, if it names a path. */
-static void prewarm_command(const struct rg_config *cfg,
-			    struct warm_walk *walk)
+static void prewarm_command(const struct rg_config *cfg, struct warm_walk *walk)
 {
 	char path[PATH_MAX];
 	int n;

@@ -68,8 +68,7 @@ int rg_fs_creds_enter(uid_t uid, gid_t gid, struct rg_fs_creds *saved)
 		return -1;
 	saved->ngroups = getgroups(n, saved->groups);
 	/* glibc's setgroups would change every thread: the raw call */
-	if (saved->ngroups < 0 ||
-	    syscall(SYS_setgroups, (size_t)0, NULL) < 0) {
+	if (saved->ngroups < 0 || syscall(SYS_setgroups, (size_t)0, NULL) < 0) {
 		free(saved->groups);
 		saved->groups = NULL;
 		return -1;

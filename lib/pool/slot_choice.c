@@ -56,8 +56,8 @@ bool rg_slot_walk_next(struct rg_slot_walk *w, const struct rg_config *cfg,
 	for (; w->pref <= 2; w->pref++, w->k = 0) {
 		while (w->k < w->n) {
 			unsigned int i = (w->start + w->k++) % w->n;
-			const struct slot_record *rec =
-				w->recs ? &w->recs[i] : &unknown;
+			const struct slot_record *rec = w->recs ? &w->recs[i] :
+								  &unknown;
 
 			if (rg_slot_preference(rec, cfg) == w->pref) {
 				*index = i;
@@ -104,8 +104,7 @@ uint64_t rg_slot_memory_limit(uint64_t limit, bool keeper,
 }
 
 /* -P as given, for --pool-show, cut with "..." when too long for it. */
-static void record_cpuset(struct slot_record *rec,
-			  const struct rg_config *cfg)
+static void record_cpuset(struct slot_record *rec, const struct rg_config *cfg)
 {
 	const char *list = cfg->cpuset ? cfg->cpuset : "";
 	size_t max = sizeof(rec->cpuset) - 1;

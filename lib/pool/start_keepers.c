@@ -61,8 +61,7 @@ static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
 	return 0;
 }
 
-int rg_pool_start_keepers(const struct rg_pool_options *o,
-			  struct rg_error *err)
+int rg_pool_start_keepers(const struct rg_pool_options *o, struct rg_error *err)
 {
 	struct rg_config *cfg = rg_config_new(err);
 	int rc = 0;

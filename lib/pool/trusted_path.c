@@ -33,12 +33,12 @@ static const char *const fix_hint =
 
 /* A path being walked: what is left of it, and where the walk is. */
 struct walk {
-	char rest[PATH_MAX];	/* components still to go */
-	char done[PATH_MAX];	/* the directory fd is, for messages */
+	char rest[PATH_MAX]; /* components still to go */
+	char done[PATH_MAX]; /* the directory fd is, for messages */
 	int fd;
 	int links;
 	bool create;
-	const char *what;	/* "pool directory", for messages */
+	const char *what; /* "pool directory", for messages */
 };
 
 static bool owned_by_us(const struct stat *st)
@@ -49,8 +49,10 @@ static bool owned_by_us(const struct stat *st)
 static int refuse(const struct walk *w, const char *path,
 		  const struct stat *st, struct rg_error *err)
 {
-	return rg_fail(err, EPERM, "refusing %s: `%s' is owned by uid %u, "
-		       "mode %04o: %s", w->what, path, (unsigned)st->st_uid,
+	return rg_fail(err, EPERM,
+		       "refusing %s: `%s' is owned by uid %u, "
+		       "mode %04o: %s",
+		       w->what, path, (unsigned)st->st_uid,
 		       (unsigned)(st->st_mode & 07777), fix_hint);
 }
 
@@ -170,7 +172,9 @@ int rg_trusted_dir_open(const char *dir, const char *what, bool create,
 			int *dir_fd, struct rg_error *err)
 {
 	_cleanup_(walk_release) struct walk w = {
-		.fd = -1, .create = create, .what = what,
+		.fd = -1,
+		.create = create,
+		.what = what,
 	};
 	char name[NAME_MAX + 1], cwd[PATH_MAX];
 	struct stat st;

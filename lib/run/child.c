@@ -156,8 +156,8 @@ static void set_rlimits(const struct rg_child_settings *s, int report_fd)
 		set_limit_or_clamp(unlimited[i].resource, unlimited[i].name,
 				   RLIM_INFINITY, RLIM_INFINITY, report_fd);
 	if (s->file_limit != RG_UNLIMITED)
-		set_limit_or_clamp(RLIMIT_FSIZE, "RLIMIT_FSIZE",
-				   s->file_limit, s->file_limit, report_fd);
+		set_limit_or_clamp(RLIMIT_FSIZE, "RLIMIT_FSIZE", s->file_limit,
+				   s->file_limit, report_fd);
 	if (s->process_limit != RG_UNLIMITED)
 		set_limit_or_clamp(RLIMIT_NPROC, "RLIMIT_NPROC",
 				   s->process_limit, s->process_limit,
@@ -193,8 +193,8 @@ static void adopt_caller_state(const struct rg_caller_state *caller,
 	umask(caller->umask);
 	for (int i = 0; i < RLIM_NLIMITS; i++)
 		if (setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
-			fail(report_fd, errno, "cannot take the caller's limits",
-			     NULL, NULL);
+			fail(report_fd, errno,
+			     "cannot take the caller's limits", NULL, NULL);
 }
 
 static void join_slot(const struct rg_child_place *slot, int report_fd)
@@ -205,8 +205,9 @@ static void join_slot(const struct rg_child_place *slot, int report_fd)
 	if (slot->cgroup && rg_cgroup_clone_fd(slot->cgroup) < 0) {
 		rc = rg_cgroup_attach_self(slot->cgroup);
 		if (rc < 0)
-			fail(report_fd, -rc, "Failed to move the process to the cgroup",
-			     NULL, NULL);
+			fail(report_fd, -rc,
+			     "Failed to move the process to the cgroup", NULL,
+			     NULL);
 	}
 	for (int i = 0; i < RG_NS_COUNT; i++)
 		if (slot->ns_fd[i] >= 0 && setns(slot->ns_fd[i], 0) < 0)
@@ -400,8 +401,8 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 		int rc = rg_seccomp_install(plan->seccomp);
 
 		if (rc < 0)
-			fail(report_fd, -rc, "cannot install the syscall filter",
-			     NULL, NULL);
+			fail(report_fd, -rc,
+			     "cannot install the syscall filter", NULL, NULL);
 	}
 	wait_for_release(report_fd, fds->go_fd);
 	exec_command(plan, report_fd);

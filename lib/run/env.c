@@ -91,8 +91,7 @@ static void env_list_free(struct env_list *list)
 	rg_env_free(list->items);
 }
 
-int rg_env_build(const struct rg_config *cfg, char ***out,
-		 struct rg_error *err)
+int rg_env_build(const struct rg_config *cfg, char ***out, struct rg_error *err)
 {
 	_cleanup_(env_list_free) struct env_list list = { 0 };
 

@@ -15,7 +15,8 @@ int rg_privs_cap_last(struct rg_error *err)
 	unsigned bits = cap_max_bits();
 
 	if (bits == 0 || bits > 64)
-		return rg_fail(err, EINVAL, "cannot determine capability count");
+		return rg_fail(err, EINVAL,
+			       "cannot determine capability count");
 	return (int)bits - 1;
 }
 
@@ -64,7 +65,8 @@ static int verify_nothing_left(int cap_last, struct drop_failure *step)
 	for (int i = 0; i < 2; i++)
 		if (data[i].effective || data[i].permitted ||
 		    data[i].inheritable)
-			return fail_step(step, "capabilities still held", EPERM);
+			return fail_step(step, "capabilities still held",
+					 EPERM);
 	/*
 	 * Each bounding-set drop and the ambient clear was checked as it was
 	 * made; reading every bit back would cost ~80 more syscalls per run.
@@ -100,8 +102,8 @@ static int drop(const struct rg_privs_plan *plan, struct drop_failure *step)
 		return fail_step(step, "cannot set user ID", errno);
 	if (getuid() == 0 || geteuid() == 0)
 		return fail_step(step,
-			"root privileges not dropped. Do not run judgedaemon as root.",
-			0);
+				 "root privileges not dropped. Do not run judgedaemon as root.",
+				 0);
 	rc = clear_capability_sets();
 	if (rc < 0)
 		return fail_step(step, "cannot clear capabilities", -rc);

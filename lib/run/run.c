@@ -53,7 +53,7 @@ struct run {
 	int notify_sock;
 	struct rg_stream streams[2];
 	int output_fd[2]; /* files we opened, or -1 */
-	int input_fd;     /* the input file we opened, or -1 */
+	int input_fd;	  /* the input file we opened, or -1 */
 	bool signals_blocked;
 	sigset_t saved_mask;
 	struct rg_host_waits host; /* the host's pressure, for the result */
@@ -84,8 +84,10 @@ static int resolve_gid(const struct rg_config *cfg,
 		return 0;
 	rc = getpwuid_r(cfg->uid, &pw, buf, sizeof(buf), &found);
 	if (!found)
-		return rg_fail(err, rc, "no group given and uid %u has no "
-			       "user entry to take it from", (unsigned)cfg->uid);
+		return rg_fail(err, rc,
+			       "no group given and uid %u has no "
+			       "user entry to take it from",
+			       (unsigned)cfg->uid);
 	privs->gid = pw.pw_gid;
 	privs->set_gid = true;
 	return 0;
@@ -297,8 +299,8 @@ static void decide(struct run *r)
 		rg_log(cfg, level, "timelimit exceeded (soft wall time)");
 	if (res->cpu_limit & RG_LIMIT_SOFT)
 		rg_log(cfg, level, "timelimit exceeded (soft cpu time)");
-	rg_waits_blame(res, rg_verdict_memory_limit_reached(
-				    &l, res->oom_killed, res->memory_bytes));
+	rg_waits_blame(res, rg_verdict_memory_limit_reached(&l, res->oom_killed,
+							    res->memory_bytes));
 }
 
 /*
@@ -336,8 +338,8 @@ static void own_cpu_wait(const struct run *r, struct rg_cgroup_stats *st)
  */
 static bool maxrss_is_the_commands(const struct run *r)
 {
-	return rg_verdict_maxrss_is_the_commands(
-		(int64_t)r->sup.rusage.ru_maxrss, r->child.setup_maxrss_kib);
+	return rg_verdict_maxrss_is_the_commands((int64_t)r->sup.rusage.ru_maxrss,
+						 r->child.setup_maxrss_kib);
 }
 
 static int read_stats(struct run *r, struct rg_error *err)
@@ -363,8 +365,8 @@ static int read_stats(struct run *r, struct rg_error *err)
 		/* samples can miss a spike that one process's maxrss saw */
 		if (st.memory_peak_lower_bound && maxrss_is_the_commands(r) &&
 		    (uint64_t)r->sup.rusage.ru_maxrss * 1024 > res->memory_bytes)
-			res->memory_bytes =
-				(uint64_t)r->sup.rusage.ru_maxrss * 1024;
+			res->memory_bytes = (uint64_t)r->sup.rusage.ru_maxrss *
+					    1024;
 	} else {
 		/* no cgroup peak on this kernel: the largest process */
 		res->memory_bytes = (uint64_t)r->sup.rusage.ru_maxrss * 1024;
@@ -452,8 +454,8 @@ static int reap_child_now(struct run *r)
 	if (!r->spawned || r->reaped)
 		return 0;
 	r->reaped = true;
-	return rg_slot_reap(r->slot, &r->child, &r->sup.status,
-			    &r->sup.rusage, &ignored);
+	return rg_slot_reap(r->slot, &r->child, &r->sup.status, &r->sup.rusage,
+			    &ignored);
 }
 
 /*
@@ -569,8 +571,8 @@ static enum rg_outcome run_by_slot(struct run *r, const int dest[2],
 	struct rg_result *res = r->result;
 	unsigned int slot = res->pool_slot;
 
-	if (rg_slot_run(r->slot, r->cfg, &r->plan, dest, r->signal_fd,
-			res, err) < 0) {
+	if (rg_slot_run(r->slot, r->cfg, &r->plan, dest, r->signal_fd, res,
+			err) < 0) {
 		res->outcome = RG_OUTCOME_ERROR;
 		return RG_OUTCOME_ERROR;
 	}
@@ -653,8 +655,8 @@ enum rg_outcome rg_run_with(const struct rg_config *cfg,
 	enum rg_outcome outcome = RG_OUTCOME_ERROR;
 	struct run r;
 
-	if (rg_abi_check(result, RG_SIZE_THROUGH(struct rg_result,
-						 stream_truncated),
+	if (rg_abi_check(result,
+			 RG_SIZE_THROUGH(struct rg_result, stream_truncated),
 			 "rg_result", err) < 0)
 		return RG_OUTCOME_ERROR;
 	if (init_run(&r, cfg, source, &own, err) == 0)

@@ -43,8 +43,8 @@ struct rg_planned_run {
 	/* plain data (rg_config_plain) with the run's fds set */
 	const struct rg_config *cfg;
 	const struct rg_child_plan *plan; /* its envp is not freed */
-	struct rg_slot *slot;             /* the runner's own */
-	int signal_fd;   /* signals the client passes on (supervise.h) */
+	struct rg_slot *slot;		  /* the runner's own */
+	int signal_fd;	 /* signals the client passes on (supervise.h) */
 	int notify_sock; /* supervise.h; -1 */
 };
 

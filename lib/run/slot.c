@@ -102,8 +102,7 @@ int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err)
 	return rg_cgroup_kill_all(slot->cgroup, err);
 }
 
-void rg_slot_correct_stats(struct rg_slot *slot,
-			   struct rg_cgroup_stats *stats)
+void rg_slot_correct_stats(struct rg_slot *slot, struct rg_cgroup_stats *stats)
 {
 	if (slot->ops->correct_stats)
 		slot->ops->correct_stats(slot, stats);

@@ -106,8 +106,7 @@ int rg_slot_kill_run(struct rg_slot *slot, struct rg_error *err);
 /* The default of rg_slot_ops.reap: wait4 for our own child. */
 int rg_slot_reap_own(struct rg_child *child, int *status, struct rusage *ru,
 		     struct rg_error *err);
-void rg_slot_correct_stats(struct rg_slot *slot,
-			   struct rg_cgroup_stats *stats);
+void rg_slot_correct_stats(struct rg_slot *slot, struct rg_cgroup_stats *stats);
 
 /* See rg_slot_ops.run; whether the slot has it. */
 bool rg_slot_runs_itself(const struct rg_slot *slot);

@@ -59,9 +59,9 @@ struct rg_caller_state {
  * rg_child_plan_from_config().
  */
 struct rg_child_settings {
-	cpu_set_t cpuset_mask;  /* the child's affinity, if has_cpuset */
-	double cpu_hard;        /* seconds, for RLIMIT_CPU */
-	uint64_t file_limit;    /* RLIMIT_FSIZE; RG_UNLIMITED: none */
+	cpu_set_t cpuset_mask;	/* the child's affinity, if has_cpuset */
+	double cpu_hard;	/* seconds, for RLIMIT_CPU */
+	uint64_t file_limit;	/* RLIMIT_FSIZE; RG_UNLIMITED: none */
 	uint64_t process_limit; /* RLIMIT_NPROC; RG_UNLIMITED: none */
 	bool has_cpu_limit;
 	bool has_cpuset;
@@ -80,7 +80,7 @@ struct rg_child_plan {
 	const char *root;    /* NULL: no chroot */
 	const char *workdir; /* in the chroot; NULL: its / */
 	char **envp;
-	struct rg_child_place place; /* the slot's (rg_slot_place) */
+	struct rg_child_place place;	  /* the slot's (rg_slot_place) */
 	const struct sock_fprog *seccomp; /* NULL: no filter */
 	struct rg_privs_plan privs;
 	char root_prefix[4096]; /* realpath of the prefix + '/', or "" */
@@ -108,8 +108,8 @@ struct rg_report {
 struct rg_child {
 	pid_t pid;
 	int pidfd;
-	int report_fd; /* read end of the report pipe */
-	int go_fd;     /* write end of the barrier pipe */
+	int report_fd;	  /* read end of the report pipe */
+	int go_fd;	  /* write end of the barrier pipe */
 	int output_fd[2]; /* read ends of the stdout/stderr pipes */
 	/*
 	 * Its wait on a run queue (waits.h) as the timed window opened and
@@ -128,8 +128,8 @@ struct rg_child {
 
 /* The pipe ends as the child sees them. */
 struct rg_child_fds {
-	int report_fd;    /* write end of the report pipe */
-	int go_fd;        /* read end of the barrier pipe */
+	int report_fd;	  /* write end of the report pipe */
+	int go_fd;	  /* read end of the barrier pipe */
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
 };

@@ -166,8 +166,8 @@ int rg_stream_drain(struct rg_stream *s, int timeout_ms, struct rg_error *err)
 		if (rc < 0 && errno == EINTR)
 			continue;
 		if (rc < 0)
-			return rg_fail(err, errno, "waiting for the command's %s",
-				       s->name);
+			return rg_fail(err, errno,
+				       "waiting for the command's %s", s->name);
 		if (rc == 0)
 			return 0; /* someone outside the run still holds it */
 		if (rg_stream_pump(s, err) < 0)

@@ -13,14 +13,14 @@
 #include <runguard/runguard.h>
 
 struct rg_stream {
-	int pipe_fd;       /* non-blocking read end; -1 once at EOF */
+	int pipe_fd; /* non-blocking read end; -1 once at EOF */
 	int dest_fd;
 	bool use_splice;   /* cleared for good when the kernel refuses */
-	bool dest_gone;    /* the reader of dest went away (EPIPE) */
-	uint64_t limit;    /* RG_UNLIMITED for none */
+	bool dest_gone;	   /* the reader of dest went away (EPIPE) */
+	uint64_t limit;	   /* RG_UNLIMITED for none */
 	uint64_t consumed; /* read from the pipe, dropped bytes included */
 	uint64_t forwarded;
-	const char *name;  /* for messages */
+	const char *name; /* for messages */
 };
 
 void rg_stream_init(struct rg_stream *s, const char *name, int pipe_fd,

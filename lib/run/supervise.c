@@ -83,8 +83,8 @@ int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
 	if (watch(sup, child->pidfd, TAG_PIDFD, err) < 0)
 		return -1;
 	if (rg_cgroup_sample_interval_ms(slot->cgroup)) {
-		sup->sample_timer_fd =
-			timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		sup->sample_timer_fd = timerfd_create(CLOCK_MONOTONIC,
+						      TFD_CLOEXEC);
 		if (sup->sample_timer_fd < 0)
 			return rg_fail(err, errno, "creating the sample timer");
 		if (watch(sup, sup->sample_timer_fd, TAG_SAMPLE_TIMER, err) < 0)
@@ -199,8 +199,8 @@ static int on_wall_timeout(struct rg_supervisor *sup, struct rg_error *err)
 	if (notify > 0 && sup->notify_sock >= 0) {
 		uint32_t word = RG_SUPERVISOR_NOTIFY;
 
-		rg_log(sup->cfg, RG_LOG_DEBUG, "SIGUSR1 to pid %d by the client",
-		       (int)notify);
+		rg_log(sup->cfg, RG_LOG_DEBUG,
+		       "SIGUSR1 to pid %d by the client", (int)notify);
 		send(sup->notify_sock, &word, sizeof(word),
 		     MSG_NOSIGNAL | MSG_DONTWAIT);
 	} else if (notify > 0) {
@@ -249,7 +249,8 @@ static int on_signal(struct rg_supervisor *sup, struct rg_error *err)
 
 	if (n == 0) {
 		unwatch(sup, sup->signal_fd);
-		rg_log(sup->cfg, RG_LOG_WARNING, "runguard is gone: killing "
+		rg_log(sup->cfg, RG_LOG_WARNING,
+		       "runguard is gone: killing "
 		       "the command");
 		sup->aborting = true;
 		return kill_everything(sup, err);

@@ -25,8 +25,9 @@ static int load_program(struct sock_fprog *prog, bool pooled,
 #if RG_EMBEDDED_FILTER_LEN > 0
 	/* the generator writes both variants */
 	(void)err;
-	prog->filter = (struct sock_filter *)(pooled ?
-		rg_embedded_pooled_filter : rg_embedded_filter);
+	prog->filter =
+		(struct sock_filter *)(pooled ? rg_embedded_pooled_filter :
+						rg_embedded_filter);
 	prog->len = pooled ? RG_EMBEDDED_POOLED_FILTER_LEN :
 			     RG_EMBEDDED_FILTER_LEN;
 	return 0;

@@ -28,6 +28,8 @@
 
 #include "base/base.h"
 
+/* The tables keep several entries to a line. */
+/* clang-format off */
 static const char *const denied_syscalls[] = {
 	/* kernel keyrings */
 	"keyctl", "add_key", "request_key",
@@ -99,6 +101,7 @@ static const struct scmp_arg_cmp denied_domains[] = {
 	{ .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = ~7ULL, .datum_b = 8 },
 	{ .arg = 0, .op = SCMP_CMP_GT, .datum_a = AF_NETLINK },
 };
+/* clang-format on */
 
 static int add_rule(scmp_filter_ctx ctx, int errnum, const char *name,
 		    struct scmp_arg_cmp cmp, struct rg_error *err)
@@ -128,7 +131,8 @@ static int add_rule(scmp_filter_ctx ctx, int errnum, const char *name,
  */
 static int add_pooled_rules(scmp_filter_ctx ctx, struct rg_error *err)
 {
-	for (size_t i = 0; i < sizeof(denied_domains) / sizeof(*denied_domains); i++)
+	for (size_t i = 0;
+	     i < sizeof(denied_domains) / sizeof(*denied_domains); i++)
 		if (add_rule(ctx, EAFNOSUPPORT, "socket", denied_domains[i],
 			     err) < 0)
 			return -1;
@@ -146,7 +150,8 @@ static int add_arches(scmp_filter_ctx ctx, struct rg_error *err)
 {
 	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
 		return 0;
-	for (size_t i = 0; i < sizeof(extra_arches) / sizeof(*extra_arches); i++) {
+	for (size_t i = 0; i < sizeof(extra_arches) / sizeof(*extra_arches);
+	     i++) {
 		int rc = seccomp_arch_add(ctx, extra_arches[i]);
 
 		if (rc < 0 && rc != -EEXIST)
@@ -188,8 +193,7 @@ static int export_program(scmp_filter_ctx ctx, struct sock_fprog *prog,
 	return 0;
 }
 
-int rg_seccomp_build(struct sock_fprog *prog, bool pooled,
-		     struct rg_error *err)
+int rg_seccomp_build(struct sock_fprog *prog, bool pooled, struct rg_error *err)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;

@@ -62,5 +62,6 @@ bool rg_verdict_memory_limit_reached(const struct rg_verdict_limits *l,
 
 bool rg_verdict_maxrss_is_the_commands(int64_t maxrss_kib, int64_t setup_kib)
 {
-	return setup_kib < 0 || maxrss_kib > setup_kib + SETUP_MAXRSS_MARGIN_KIB;
+	return setup_kib < 0 ||
+	       maxrss_kib > setup_kib + SETUP_MAXRSS_MARGIN_KIB;
 }

@@ -19,7 +19,7 @@ struct rg_verdict_limits {
 	bool has_cpu_limit;
 	double cpu_soft, cpu_hard; /* seconds */
 	bool has_wall_limit;
-	double wall_soft; /* seconds */
+	double wall_soft;      /* seconds */
 	uint64_t memory_limit; /* bytes, or RG_UNLIMITED */
 };
 

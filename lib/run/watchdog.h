@@ -18,8 +18,8 @@
 struct rg_slot;
 
 struct rg_watchdog {
-	pid_t pid;        /* 0 when not running */
-	int pidfd;        /* of runguard's own process */
+	pid_t pid; /* 0 when not running */
+	int pidfd; /* of runguard's own process */
 	void *stack;
 	struct rg_slot *slot; /* read only once runguard is dead */
 };

@@ -36,18 +36,24 @@ static PyStructSequence_Field prewarm_fields[] = {
 };
 
 static PyStructSequence_Desc pool_info_desc = {
-	"runguard.PoolInfo", "A pool's state (pool_show()).",
-	pool_info_fields, 6,
+	"runguard.PoolInfo",
+	"A pool's state (pool_show()).",
+	pool_info_fields,
+	6,
 };
 
 static PyStructSequence_Desc slot_info_desc = {
-	"runguard.SlotInfo", "One slot of a pool (PoolInfo.slots).",
-	slot_info_fields, 8,
+	"runguard.SlotInfo",
+	"One slot of a pool (PoolInfo.slots).",
+	slot_info_fields,
+	8,
 };
 
 static PyStructSequence_Desc prewarm_desc = {
-	"runguard.PrewarmStats", "What pool_prewarm() read.",
-	prewarm_fields, 2,
+	"runguard.PrewarmStats",
+	"What pool_prewarm() read.",
+	prewarm_fields,
+	2,
 };
 
 /* Set item i of a struct sequence; steals value, -1 if it is NULL. */
@@ -66,18 +72,23 @@ static PyObject *slot_info(const struct rg_pool_slot_info *s)
 
 	if (!o)
 		return NULL;
-	limit = s->memory_limit == RG_UNLIMITED ? Py_NewRef(Py_None) :
-		PyLong_FromUnsignedLongLong(s->memory_limit);
+	limit = s->memory_limit == RG_UNLIMITED ?
+			Py_NewRef(Py_None) :
+			PyLong_FromUnsignedLongLong(s->memory_limit);
 	if (set_item(o, 0, PyLong_FromUnsignedLong(s->index)) < 0 ||
-	    set_item(o, 1, PyObject_CallFunction(rgpy.slot_state, "i",
-						 (int)s->state)) < 0 ||
+	    set_item(o, 1,
+		     PyObject_CallFunction(rgpy.slot_state, "i",
+					   (int)s->state)) < 0 ||
 	    set_item(o, 2, PyLong_FromLong(s->holder)) < 0 ||
 	    set_item(o, 3, PyLong_FromUnsignedLongLong(s->runs)) < 0 ||
 	    set_item(o, 4, PyLong_FromLongLong(s->last_reset)) < 0 ||
 	    set_item(o, 5, PyBool_FromLong(s->settings_known)) < 0 ||
 	    set_item(o, 6, limit) < 0 ||
-	    set_item(o, 7, PyUnicode_FromStringAndSize(s->cpuset,
-			strnlen(s->cpuset, sizeof(s->cpuset)))) < 0) {
+	    set_item(o, 7,
+		     PyUnicode_FromStringAndSize(s->cpuset,
+						 strnlen(s->cpuset,
+							 sizeof(s->cpuset)))) <
+		    0) {
 		Py_DECREF(o);
 		return NULL;
 	}
@@ -142,7 +153,7 @@ static PyObject *pool_show(PyObject *module, PyObject *args, PyObject *kw)
 int rgpy_pool_args_parse(PyObject *args, PyObject *kwargs, const char *fmt,
 			 struct rgpy_pool_args *pa)
 {
-	static char *kwlist[] = { "size", "dir", "cgroup_parent",
+	static char *kwlist[] = { "size",	  "dir",     "cgroup_parent",
 				  "favordynmods", "keepers", NULL };
 	PyObject *parent = Py_None;
 	int favordynmods = 0, keepers = 0;
@@ -261,7 +272,7 @@ static PyObject *pool_prewarm(PyObject *module, PyObject *paths)
 	rc = rg_pool_prewarm(argv, (size_t)n, &stats, &err);
 	Py_END_ALLOW_THREADS
 	ret = rc < 0 ? rgpy_raise(rgpy.error, &err, NULL) :
-	      prewarm_stats(&stats);
+		       prewarm_stats(&stats);
 out:
 	for (Py_ssize_t i = 0; i < done; i++)
 		Py_DECREF(bytes[i]);
@@ -318,8 +329,7 @@ PyMethodDef rgpy_admin_methods[] = {
 	  "pool_prewarm($module, paths, /)\n--\n\n"
 	  "Bring the files (directories: every regular file below them) "
 	  "into the page cache, charged to the caller's cgroup." },
-	{ "pool_slot_keeper", KW(pool_slot_keeper),
-	  METH_VARARGS | METH_KEYWORDS,
+	{ "pool_slot_keeper", KW(pool_slot_keeper), METH_VARARGS | METH_KEYWORDS,
 	  "pool_slot_keeper($module, /, index, dir=None)\n--\n\n"
 	  "The pid of slot index's keeper, None when it has none, -1 when "
 	  "it is alive but too busy to answer." },

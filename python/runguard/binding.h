@@ -15,17 +15,17 @@
 
 /* Objects of runguard._types, looked up once at import. */
 struct rgpy_types {
-	PyObject *outcome;      /* Outcome */
-	PyObject *limit;        /* Limit */
-	PyObject *slot_state;   /* SlotState */
-	PyObject *log_level;    /* LogLevel */
-	PyObject *error;        /* Error */
-	PyObject *config_error; /* ConfigError */
-	PyObject *setup_error;  /* SetupError */
+	PyObject *outcome;	 /* Outcome */
+	PyObject *limit;	 /* Limit */
+	PyObject *slot_state;	 /* SlotState */
+	PyObject *log_level;	 /* LogLevel */
+	PyObject *error;	 /* Error */
+	PyObject *config_error;	 /* ConfigError */
+	PyObject *setup_error;	 /* SetupError */
 	PyObject *cleanup_error; /* CleanupError */
-	PyObject *cancelled;    /* Cancelled */
-	PyObject *main_thread;  /* threading.main_thread */
-	PyObject *config;       /* runguard.config.Config, looked up late */
+	PyObject *cancelled;	 /* Cancelled */
+	PyObject *main_thread;	 /* threading.main_thread */
+	PyObject *config;	 /* runguard.config.Config, looked up late */
 };
 
 extern struct rgpy_types rgpy;
@@ -46,8 +46,7 @@ int rgpy_result_init_type(PyObject *module);
 
 /* run_call.c: one run (pool NULL: rg_run), the GIL released while it waits */
 struct rgpy_pool;
-PyObject *rgpy_run(struct rg_pool *pool, const void *owner,
-		   PyObject *config);
+PyObject *rgpy_run(struct rg_pool *pool, const void *owner, PyObject *config);
 void rgpy_cancel(const void *owner, bool all);
 PyObject *rgpy_run_func(PyObject *module, PyObject *config);
 PyObject *rgpy_cancel_all(PyObject *module, PyObject *unused);
@@ -68,7 +67,7 @@ int rgpy_pool_init_type(PyObject *module);
  */
 struct rgpy_pool_args {
 	struct rg_pool_options opt;
-	PyObject *dir;          /* as given (borrowed) */
+	PyObject *dir; /* as given (borrowed) */
 	PyObject *dir_bytes;
 	PyObject *parent_bytes;
 };

@@ -132,10 +132,12 @@ static int set_stream(struct rg_config *cfg, PyObject *value, int stream,
 			return SET_PYTHON;
 		if (stream < 0)
 			rc = rg_config_set_input_file(cfg,
-					PyBytes_AS_STRING(bytes), err);
+						      PyBytes_AS_STRING(bytes),
+						      err);
 		else
 			rc = rg_config_set_output_file(cfg, stream,
-					PyBytes_AS_STRING(bytes), err);
+						       PyBytes_AS_STRING(bytes),
+						       err);
 		Py_DECREF(bytes);
 		return rc < 0 ? SET_LIBRARY : SET_OK;
 	}
@@ -213,8 +215,8 @@ static int set_kill_grace(struct rg_config *cfg, PyObject *value,
 
 	if (seconds == -1.0 && PyErr_Occurred())
 		return SET_PYTHON;
-	return rg_config_set_kill_grace(cfg, seconds, err) < 0 ?
-	       SET_LIBRARY : SET_OK;
+	return rg_config_set_kill_grace(cfg, seconds, err) < 0 ? SET_LIBRARY :
+								 SET_OK;
 }
 
 static int set_notify_pid(struct rg_config *cfg, PyObject *value,
@@ -238,16 +240,20 @@ static int set_v2_peak(struct rg_config *cfg, PyObject *value,
 		       struct rg_error *err)
 {
 	const char *how = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) :
-			  NULL;
+						   NULL;
 
 	if (how && strcmp(how, "sampled") == 0)
 		return rg_config_set_pool_v2_memory_peak(cfg,
-				RG_POOL_V2_PEAK_SAMPLED, err) < 0 ?
-		       SET_LIBRARY : SET_OK;
+							 RG_POOL_V2_PEAK_SAMPLED,
+							 err) < 0 ?
+			       SET_LIBRARY :
+			       SET_OK;
 	if (how && strcmp(how, "exact") == 0)
 		return rg_config_set_pool_v2_memory_peak(cfg,
-				RG_POOL_V2_PEAK_EXACT, err) < 0 ?
-		       SET_LIBRARY : SET_OK;
+							 RG_POOL_V2_PEAK_EXACT,
+							 err) < 0 ?
+			       SET_LIBRARY :
+			       SET_OK;
 	if (!PyErr_Occurred())
 		PyErr_SetString(rgpy.config_error,
 				"must be \"sampled\" or \"exact\"");
@@ -272,8 +278,7 @@ static const struct field fields[] = {
 	{ "stdout", SPECIAL, { .special = set_stdout } },
 	{ "stderr", SPECIAL, { .special = set_stderr } },
 	{ "stream_limit", SPECIAL, { .special = set_stream_limit } },
-	{ "keep_environment", BOOL,
-	  { .flag = rg_config_set_keep_environment } },
+	{ "keep_environment", BOOL, { .flag = rg_config_set_keep_environment } },
 	{ "environment", SPECIAL, { .special = set_environment } },
 	{ "syscall_filter", BOOL, { .flag = rg_config_set_syscall_filter } },
 	{ "kill_grace", SPECIAL, { .special = set_kill_grace } },
@@ -342,10 +347,12 @@ static int set_command(struct rg_config *cfg, PyObject *config,
 			goto out;
 		argv[done] = PyBytes_AS_STRING(bytes[done]);
 	}
-	rc = rg_config_set_command(cfg, exe_bytes ?
-				   PyBytes_AS_STRING(exe_bytes) :
-				   (n ? argv[0] : NULL), argv, err) < 0 ?
-	     SET_LIBRARY : SET_OK;
+	rc = rg_config_set_command(cfg,
+				   exe_bytes ? PyBytes_AS_STRING(exe_bytes) :
+					       (n ? argv[0] : NULL),
+				   argv, err) < 0 ?
+		     SET_LIBRARY :
+		     SET_OK;
 out:
 	for (i = 0; bytes && i < done; i++)
 		Py_DECREF(bytes[i]);

@@ -62,8 +62,8 @@ int rgpy_log_level(PyObject *value)
 	if (level == -1 && PyErr_Occurred())
 		return -1;
 	if (level < RG_LOG_ERROR || level > RG_LOG_DEBUG) {
-		PyErr_Format(PyExc_ValueError, "log level %ld is not a LogLevel",
-			     level);
+		PyErr_Format(PyExc_ValueError,
+			     "log level %ld is not a LogLevel", level);
 		return -1;
 	}
 	return (int)level;
@@ -80,8 +80,10 @@ PyObject *rgpy_set_log(PyObject *module, PyObject *args, PyObject *kwargs)
 					 &fn, &level_obj))
 		return NULL;
 	if (fn != Py_None && !PyCallable_Check(fn)) {
-		PyErr_Format(PyExc_TypeError, "callback: expected a callable "
-			     "or None, not %.100s", Py_TYPE(fn)->tp_name);
+		PyErr_Format(PyExc_TypeError,
+			     "callback: expected a callable "
+			     "or None, not %.100s",
+			     Py_TYPE(fn)->tp_name);
 		return NULL;
 	}
 	if (level_obj && (level = rgpy_log_level(level_obj)) < 0)

@@ -97,16 +97,23 @@ static int import_types(void)
 	const char *t = "runguard._types";
 
 	return import_attr(t, "Outcome", &rgpy.outcome) < 0 ||
-	       import_attr(t, "Limit", &rgpy.limit) < 0 ||
-	       import_attr(t, "SlotState", &rgpy.slot_state) < 0 ||
-	       import_attr(t, "LogLevel", &rgpy.log_level) < 0 ||
-	       import_attr(t, "Error", &rgpy.error) < 0 ||
-	       import_attr(t, "ConfigError", &rgpy.config_error) < 0 ||
-	       import_attr(t, "SetupError", &rgpy.setup_error) < 0 ||
-	       import_attr(t, "CleanupError", &rgpy.cleanup_error) < 0 ||
-	       import_attr(t, "Cancelled", &rgpy.cancelled) < 0 ||
-	       import_attr("threading", "main_thread",
-			   &rgpy.main_thread) < 0 ? -1 : 0;
+			       import_attr(t, "Limit", &rgpy.limit) < 0 ||
+			       import_attr(t, "SlotState", &rgpy.slot_state) <
+				       0 ||
+			       import_attr(t, "LogLevel", &rgpy.log_level) < 0 ||
+			       import_attr(t, "Error", &rgpy.error) < 0 ||
+			       import_attr(t, "ConfigError",
+					   &rgpy.config_error) < 0 ||
+			       import_attr(t, "SetupError",
+					   &rgpy.setup_error) < 0 ||
+			       import_attr(t, "CleanupError",
+					   &rgpy.cleanup_error) < 0 ||
+			       import_attr(t, "Cancelled", &rgpy.cancelled) <
+				       0 ||
+			       import_attr("threading", "main_thread",
+					   &rgpy.main_thread) < 0 ?
+		       -1 :
+		       0;
 }
 
 /* the extension's entry point (visibility default, -fvisibility=hidden) */

@@ -11,12 +11,12 @@
 typedef struct {
 	PyObject_HEAD
 	struct rg_pool *pool;
-	PyObject *dir;          /* str or None (the default directory) */
+	PyObject *dir; /* str or None (the default directory) */
 	unsigned int size;
 	pthread_mutex_t lock;
-	pthread_cond_t idle;    /* active became 0 */
-	unsigned int active;    /* runs under way, under lock */
-	bool closed;            /* under lock */
+	pthread_cond_t idle; /* active became 0 */
+	unsigned int active; /* runs under way, under lock */
+	bool closed;	     /* under lock */
 } PoolObject;
 
 static int pool_init(PyObject *obj, PyObject *args, PyObject *kwargs)
@@ -50,8 +50,7 @@ static int pool_init(PyObject *obj, PyObject *args, PyObject *kwargs)
 	return 0;
 }
 
-static PyObject *pool_new(PyTypeObject *type, PyObject *args,
-			  PyObject *kwargs)
+static PyObject *pool_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
 	PoolObject *self = (PoolObject *)type->tp_alloc(type, 0);
 
@@ -61,7 +60,7 @@ static PyObject *pool_new(PyTypeObject *type, PyObject *args,
 		return NULL;
 	pthread_mutex_init(&self->lock, NULL);
 	pthread_cond_init(&self->idle, NULL);
-	self->closed = true;    /* until __init__ opened it */
+	self->closed = true; /* until __init__ opened it */
 	self->dir = Py_NewRef(Py_None);
 	return (PyObject *)self;
 }
@@ -225,8 +224,7 @@ static PyMethodDef pool_methods[] = {
 };
 
 PyTypeObject rgpy_pool_type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "runguard.Pool",
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "runguard.Pool",
 	.tp_basicsize = sizeof(PoolObject),
 	.tp_dealloc = pool_dealloc,
 	.tp_repr = pool_repr,
@@ -249,7 +247,8 @@ int rgpy_pool_init_type(PyObject *module)
 	if (PyType_Ready(&rgpy_pool_type) < 0)
 		return -1;
 	Py_INCREF(&rgpy_pool_type);
-	if (PyModule_AddObject(module, "Pool", (PyObject *)&rgpy_pool_type) < 0) {
+	if (PyModule_AddObject(module, "Pool", (PyObject *)&rgpy_pool_type) <
+	    0) {
 		Py_DECREF(&rgpy_pool_type);
 		return -1;
 	}

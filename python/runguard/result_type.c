@@ -69,7 +69,9 @@ static PyObject *get_memory_method(PyObject *self, void *closure)
 	const char *m = RES(self)->memory_method;
 
 	(void)closure;
-	return PyUnicode_DecodeASCII(m, strnlen(m, sizeof(RES(self)->memory_method)),
+	return PyUnicode_DecodeASCII(m,
+				     strnlen(m,
+					     sizeof(RES(self)->memory_method)),
 				     "replace");
 }
 
@@ -153,10 +155,12 @@ static PyGetSetDef result_getset[] = {
 	  "The CPU-time limits the run hit (Limit: SOFT, HARD).", NULL },
 	{ "cpu_time", get_cpu_time, NULL,
 	  "cgroup CPU time of every process of the run in seconds, None if "
-	  "unavailable.", NULL },
+	  "unavailable.",
+	  NULL },
 	{ "memory_method", get_memory_method, NULL,
 	  "How memory_bytes was measured, e.g. "
-	  "\"memsw.max_usage_in_bytes\" (\"\" if not read).", NULL },
+	  "\"memsw.max_usage_in_bytes\" (\"\" if not read).",
+	  NULL },
 	{ "pool_slot", get_pool_slot, NULL,
 	  "The pool slot the run used, None if not pooled.", NULL },
 	{ "stdout_bytes", get_stream_bytes, NULL,
@@ -180,17 +184,21 @@ static PyGetSetDef result_getset[] = {
 	  (void *)RG_WAIT_MEMORY },
 	{ "host_pressure", get_host_pressure, NULL,
 	  "The host's pressure over the run, percent of its window: "
-	  "{\"cpu\": ..., \"io\": ..., \"memory\": ...} (known ones).", NULL },
+	  "{\"cpu\": ..., \"io\": ..., \"memory\": ...} (known ones).",
+	  NULL },
 	{ "wall_time_cause", get_wall_time_cause, NULL,
 	  "One word for the gap between wall and CPU time (docs/meta-file.md), "
-	  "None if the waits are unknown.", NULL },
+	  "None if the waits are unknown.",
+	  NULL },
 	{ "wait_method", get_wait_method, NULL,
 	  "How the waits were measured, e.g. \"cgroup-psi\"; None.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
+/* clang-format off */
 #define M(name, type, doc) \
 	{ #name, type, offsetof(ResultObject, res.name), READONLY, doc }
+/* clang-format on */
 
 static PyMemberDef result_members[] = {
 	M(status, T_INT, "The wait status of the command (wait4())."),
@@ -223,7 +231,8 @@ static int time_type(const char *which, enum rg_time_type *type)
 	else {
 		PyErr_Format(PyExc_ValueError,
 			     "time_used must be \"cpu\" or \"wall\", not "
-			     "\"%s\"", which);
+			     "\"%s\"",
+			     which);
 		return -1;
 	}
 	return 0;
@@ -309,7 +318,7 @@ static PyObject *result_write_meta(PyObject *self, PyObject *args,
 	} else {
 		io = PyImport_ImportModule("io");
 		ret = io ? PyObject_CallMethod(io, "open", "Os", file, "w") :
-		      NULL;
+			   NULL;
 		Py_XDECREF(io);
 		if (ret) {
 			PyObject *f = ret, *w;
@@ -349,9 +358,8 @@ static PyObject *result_repr(PyObject *self)
 	s = PyUnicode_FromFormat("<runguard.Result %U exit_code=%d "
 				 "term_signal=%d wall_time=%s cpu_time=%s "
 				 "memory_bytes=%llu%s%s%s>",
-				 name, r->exit_code, r->term_signal,
-				 wall,
-				 cpu, (unsigned long long)r->memory_bytes,
+				 name, r->exit_code, r->term_signal, wall, cpu,
+				 (unsigned long long)r->memory_bytes,
 				 r->oom_killed ? " oom_killed" : "",
 				 r->wall_limit ? " wall_limit" : "",
 				 r->cpu_limit ? " cpu_limit" : "");
@@ -380,8 +388,7 @@ static PyMethodDef result_methods[] = {
 };
 
 PyTypeObject rgpy_result_type = {
-	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "runguard.Result",
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "runguard.Result",
 	.tp_basicsize = sizeof(ResultObject),
 	.tp_dealloc = result_dealloc,
 	.tp_repr = result_repr,

@@ -23,15 +23,15 @@
 #define SIGNAL_POLL_MS 100
 
 struct run {
-	struct rg_pool *pool;   /* NULL: rg_run() */
-	const void *owner;      /* the Pool object, for Pool.cancel() */
+	struct rg_pool *pool; /* NULL: rg_run() */
+	const void *owner;    /* the Pool object, for Pool.cancel() */
 	struct rg_config *cfg;
 	struct rg_result result;
 	struct rg_error err;
 	enum rg_outcome outcome;
-	int cancel_pipe[2];     /* [0] is the run's cancel fd */
-	bool cancelled;         /* under registry_lock */
-	int done_fd;            /* main thread only: the helper is done */
+	int cancel_pipe[2]; /* [0] is the run's cancel fd */
+	bool cancelled;	    /* under registry_lock */
+	int done_fd;	    /* main thread only: the helper is done */
 	struct run *next;
 	struct run **pprev;
 };

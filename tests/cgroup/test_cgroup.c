@@ -42,7 +42,8 @@
  * The v2-only tests use the host's cgroup2 root on a v2 host, and the
  * controller-less second mount of a hybrid v1 host.
  */
-#define V2_TEST_ROOT (mode == RG_CGROUP_V2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified")
+#define V2_TEST_ROOT \
+	(mode == RG_CGROUP_V2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified")
 #define MIB (1024ull * 1024ull)
 /* An otherwise unused uid, so that RLIMIT_NPROC counts only the bomb. */
 #define BOMB_UID 61234
@@ -63,10 +64,10 @@ struct tstate {
 };
 
 /* A skip always says why: a silent skip looks like a pass. */
-#define skip_because(reason)                                          \
-	do {                                                          \
-		print_message("  skipped: %s\n", reason);            \
-		skip();                                               \
+#define skip_because(reason)                              \
+	do {                                              \
+		print_message("  skipped: %s\n", reason); \
+		skip();                                   \
 	} while (0)
 
 static void make_name(char *buf, size_t size, const char *what)
@@ -84,8 +85,8 @@ static void print_err(const char *what, const struct rg_error *err)
 		rg_error_format(err, buf, sizeof(buf)));
 }
 
-static struct rg_cgroup *make_cg(struct tstate *ts, int slot,
-				 const char *what, bool cpuset)
+static struct rg_cgroup *make_cg(struct tstate *ts, int slot, const char *what,
+				 bool cpuset)
 {
 	struct rg_error err = { 0 };
 	int ret;
@@ -203,7 +204,7 @@ static void destroy_cg(struct tstate *ts, int slot)
 struct hang_watch {
 	pthread_t thread;
 	bool running;
-	pid_t tid;		/* the test's thread */
+	pid_t tid; /* the test's thread */
 	const char *volatile phase;
 };
 
@@ -473,7 +474,8 @@ static void test_memory_peak(void **state)
 				    "memsw.max_usage_in_bytes") ||
 			    !strcmp(st.memory_method, "max_usage_in_bytes"));
 	else if (rg_cgroup_sample_interval_ms(cg))
-		assert_string_equal(st.memory_method, "memory.current(sampled)");
+		assert_string_equal(st.memory_method,
+				    "memory.current(sampled)");
 	else
 		assert_true(!strncmp(st.memory_method, "memory.peak", 11));
 	assert_int_equal(populated(cg), 0);
@@ -771,8 +773,8 @@ static void test_errors(void **state)
 	assert_int_equal(err.errnum, EINVAL);
 	/* A second creator of the same name fails and removes nothing. */
 	cg = make_cg(ts, 0, "dup", false);
-	assert_int_equal(rg_cgroup_create(TEST_PARENT, ts->name[0], false, &dup,
-					  &err),
+	assert_int_equal(rg_cgroup_create(TEST_PARENT, ts->name[0], false,
+					  &dup, &err),
 			 -1);
 	assert_int_equal(err.errnum, EEXIST);
 	print_err("  expected", &err);
@@ -809,7 +811,8 @@ static void test_partial_create(void **state)
 	int fds = count_fds(), i;
 
 	if (mode != RG_CGROUP_V1 || !v1_mount[2])
-		skip_because("v1 only: needs a freezer hierarchy to pre-create in");
+		skip_because(
+			"v1 only: needs a freezer hierarchy to pre-create in");
 	(void)ts;
 	make_name(name, sizeof(name), "partial");
 	cg_path(path, sizeof(path), NULL, "freezer", "", "");
@@ -827,8 +830,7 @@ static void test_partial_create(void **state)
 	for (i = 0; i < 20; i++) {
 		make_name(name, sizeof(name), "fds");
 		assert_int_equal(rg_cgroup_create(TEST_PARENT, name,
-						  cpuset_available(), &cg,
-						  &err),
+						  cpuset_available(), &cg, &err),
 				 0);
 		assert_int_equal(rg_cgroup_destroy(cg, &err), 0);
 		assert_gone(NULL, name);
@@ -1046,7 +1048,8 @@ static void test_open_partial(void **state)
 	cg_path(file, sizeof(file), NULL, "freezer", "", name);
 	assert_int_equal(mkdir(mem_dir, 0755), 0);
 	fds = count_fds();
-	assert_int_equal(rg_cgroup_open(TEST_PARENT, name, false, false, &cg, &err),
+	assert_int_equal(rg_cgroup_open(TEST_PARENT, name, false, false, &cg,
+					&err),
 			 -1);
 	print_err("  expected", &err);
 	assert_int_equal(err.errnum, ENOTDIR);
@@ -1161,7 +1164,9 @@ static void test_reset_page_cache(void **state)
 
 	if (statfs(PAGE_CACHE_DIR, &sfs) < 0 || sfs.f_type == TMPFS_MAGIC ||
 	    sfs.f_type == RAMFS_MAGIC)
-		skip_because(PAGE_CACHE_DIR " is missing or not on a disk file system (the kernel lab's root is a tmpfs): no reclaimable page cache");
+		skip_because(
+			PAGE_CACHE_DIR
+			" is missing or not on a disk file system (the kernel lab's root is a tmpfs): no reclaimable page cache");
 	snprintf(path, sizeof(path), "%s/rg-test-cg-XXXXXX", PAGE_CACHE_DIR);
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
@@ -1178,7 +1183,8 @@ static void test_reset_page_cache(void **state)
 	reset(cg);
 	ms = ms_since(&t);
 	after = usage(cg);
-	fprintf(stderr, "  reset: %u MiB written, %.1f MiB charged, %.1f MiB left, took %.2f ms\n",
+	fprintf(stderr,
+		"  reset: %u MiB written, %.1f MiB charged, %.1f MiB left, took %.2f ms\n",
 		a.mib, before / (double)MIB, after / (double)MIB, ms);
 	/* The next run's peak, and a new cgroup's, side by side. */
 	start(cg);
@@ -1244,7 +1250,8 @@ static void test_reset_unreclaimable(void **state)
 	after = usage(cg);
 	unlink(path);
 	gone = usage(cg);
-	fprintf(stderr, "  reset: %.1f MiB charged, %.1f MiB left (tmpfs), took %.2f ms; %.1f MiB once removed\n",
+	fprintf(stderr,
+		"  reset: %.1f MiB charged, %.1f MiB left (tmpfs), took %.2f ms; %.1f MiB once removed\n",
 		before / (double)MIB, after / (double)MIB, ms,
 		gone / (double)MIB);
 	assert_true(before >= 8 * MIB);
@@ -1374,7 +1381,8 @@ static void test_v2_stale_peak(void **state)
 	const char *n;
 
 	if (mode != RG_CGROUP_V2)
-		skip_because("cgroup v2 only (kernel lab, -c v2): v1 watermarks can always be reset");
+		skip_because(
+			"cgroup v2 only (kernel lab, -c v2): v1 watermarks can always be reset");
 	make_name(ts->name[0], sizeof(ts->name[0]), "stale");
 	n = ts->name[0];
 	cg = open_cg(n, false);
@@ -1437,8 +1445,9 @@ static void test_sampled_unresettable_peak(void **state)
 	cg = ts->cg[0] = open_cg(n, false);
 	/* a used cgroup's peak: clean unless reset or sampled already */
 	unresettable = !rg_cgroup_peak_clean(cg);
-	fprintf(stderr, "  memory.peak %s\n", unresettable ?
-		"cannot be reset: sampled instead" : "needs no sampling");
+	fprintf(stderr, "  memory.peak %s\n",
+		unresettable ? "cannot be reset: sampled instead" :
+			       "needs no sampling");
 	rg_cgroup_sample_unresettable_peak(cg);
 	assert_true(rg_cgroup_peak_clean(cg));
 	reset(cg);
@@ -1447,8 +1456,9 @@ static void test_sampled_unresettable_peak(void **state)
 	stats(cg, &st);
 	assert_true(st.memory_peak_valid);
 	assert_true(st.memory_peak >= 5 * MIB && st.memory_peak < 30 * MIB);
-	assert_string_equal(st.memory_method, unresettable ?
-			    "memory.current(sampled)" : fresh_method);
+	assert_string_equal(st.memory_method,
+			    unresettable ? "memory.current(sampled)" :
+					   fresh_method);
 
 	/*
 	 * Usage reached the limit: the peak is the limit, exactly, also in
@@ -1712,7 +1722,7 @@ static int remove_parent(void)
 		if (i == NR_V1_CTRLS && mode != RG_CGROUP_V2)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s",
-			 i < NR_V1_CTRLS ? v1_mount[i] :
+			 i < NR_V1_CTRLS  ? v1_mount[i] :
 			 i == NR_V1_CTRLS ? "/sys/fs/cgroup" :
 					    V2_TEST_ROOT,
 			 TEST_PARENT);
@@ -1737,22 +1747,19 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_kill_setsid, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_fork_bomb, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_fork_bomb, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cpuset, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_partial_create, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_v2_clone_kill, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_v2_attach, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_v2_attach, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_fork_bomb, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_open_existing, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_open_race, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_open_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_partial, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_selective_limits, setup,
@@ -1769,8 +1776,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_v2_stale_peak, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_v2_open, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(test_v2_open, setup, teardown),
 	};
 	int ret;
 

@@ -49,18 +49,18 @@
 #define MSG_KEY 0x52474e53
 
 /* A skip always says why: a silent skip looks like a pass. */
-#define skip_because(reason)                                          \
-	do {                                                          \
-		print_message("  skipped: %s\n", reason);            \
-		skip();                                               \
+#define skip_because(reason)                              \
+	do {                                              \
+		print_message("  skipped: %s\n", reason); \
+		skip();                                   \
 	} while (0)
 
 /* Per test: a temp directory (/tmp/rgns-*); all of it goes in teardown. */
 struct tstate {
 	char dir[64];
 	int fds[2][RG_NS_COUNT];
-	pid_t holder;		/* a joiner kept alive until teardown */
-	int open_fds;		/* at setup: teardown checks for leaks */
+	pid_t holder; /* a joiner kept alive until teardown */
+	int open_fds; /* at setup: teardown checks for leaks */
 };
 
 static void print_err(const char *what, const struct rg_error *err)
@@ -186,7 +186,7 @@ static int count_mounts(const char *path, int *at, int *propagating)
 /* Detach every mount on or below dir, deepest (latest) first. */
 static void unmount_under(const char *dir)
 {
-	char (*points)[PATH_MAX] = malloc(256 * PATH_MAX);
+	char(*points)[PATH_MAX] = malloc(256 * PATH_MAX);
 	int round, n, i;
 	struct mnt m;
 	char *line = NULL;
@@ -388,8 +388,7 @@ static int join(const int fds[RG_NS_COUNT], join_fn fn, void *arg)
 	return WEXITSTATUS(status);
 }
 
-static void assert_joiner_ok(const int fds[RG_NS_COUNT], join_fn fn,
-			     void *arg)
+static void assert_joiner_ok(const int fds[RG_NS_COUNT], join_fn fn, void *arg)
 {
 	int ret = join(fds, fn, arg);
 
@@ -537,8 +536,10 @@ static int make_stuck_socket(void *arg)
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
 	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
 	};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	struct sockaddr_un a;
@@ -780,11 +781,13 @@ static void test_shm_rmid_forced(void **state)
 	int zero = 0;
 
 	assert_int_equal(read_text("/proc/sys/kernel/shm_rmid_forced", host,
-				   sizeof(host)), 0);
+				   sizeof(host)),
+			 0);
 	make_slot(ts, 0, "a");
 	assert_joiner_ok(ts->fds[0], check_rmid_forced, NULL);
 	assert_int_equal(read_text("/proc/sys/kernel/shm_rmid_forced", after,
-				   sizeof(after)), 0);
+				   sizeof(after)),
+			 0);
 	assert_string_equal(host, after);
 	/* a segment nobody attached dies with its creator, scrub or not */
 	assert_joiner_ok(ts->fds[0], make_shm, NULL);
@@ -1271,8 +1274,10 @@ static void test_costs(void **state)
 		assert_int_equal(r.msg, 3);
 		assert_int_equal(r.mqueues, 3);
 	}
-	fprintf(stderr, "  scrub, 3 each of shm, sem, msg, mqueue: "
-		"median %.1f us\n", median(v, COST_FULL_RUNS));
+	fprintf(stderr,
+		"  scrub, 3 each of shm, sem, msg, mqueue: "
+		"median %.1f us\n",
+		median(v, COST_FULL_RUNS));
 	for (i = 0; i < 20; i++) {
 		t0 = now_us();
 		replace_net(ts->dir, "a");
@@ -1342,8 +1347,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_prepare_over_shared,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(
-			test_prepare_private_propagation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prepare_private_propagation,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_create_open, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shm_rmid_forced, setup,

@@ -47,7 +47,8 @@ int main(int argc, char **argv)
 	int ok;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s TESTIN TESTANS FEEDBACKDIR\n", argv[0]);
+		fprintf(stderr, "usage: %s TESTIN TESTANS FEEDBACKDIR\n",
+			argv[0]);
 		return 1;
 	}
 	f = fopen(argv[2], "r");

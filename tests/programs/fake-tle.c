@@ -7,7 +7,8 @@
 
 int main(void)
 {
-	fputs("timelimit exceeded (hard wall time): aborting command\n", stderr);
+	fputs("timelimit exceeded (hard wall time): aborting command\n",
+	      stderr);
 	fputs("timelimit exceeded (soft cpu time)\n", stderr);
 	return 0;
 }

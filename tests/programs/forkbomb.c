@@ -54,7 +54,8 @@ int main(int argc, char **argv)
 		}
 		pid = fork();
 		if (pid < 0) {
-			if (__atomic_fetch_add(&cnt->fails, 1, __ATOMIC_SEQ_CST) == 0)
+			if (__atomic_fetch_add(&cnt->fails, 1,
+					       __ATOMIC_SEQ_CST) == 0)
 				cnt->first_errno = errno;
 			sleep_seconds(0.005);
 			continue;

@@ -72,12 +72,12 @@
 
 #include "common.h"
 
-#define SHM_KEY		0x52475031
-#define SEM_KEY		0x52475032
-#define MSG_KEY		0x52475033
-#define MQ_NAME		"/rgtest-pool"
-#define SOCK_LISTEN	"rgtest-pool-listen"
-#define SOCK_SELF	"rgtest-pool-self"
+#define SHM_KEY 0x52475031
+#define SEM_KEY 0x52475032
+#define MSG_KEY 0x52475033
+#define MQ_NAME "/rgtest-pool"
+#define SOCK_LISTEN "rgtest-pool-listen"
+#define SOCK_SELF "rgtest-pool-self"
 
 static const char *errname(int err)
 {
@@ -202,9 +202,12 @@ static int send_self(int fd, const char *name)
 	char byte = 'x';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = {
-		.msg_name = &sa, .msg_namelen = len,
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+		.msg_name = &sa,
+		.msg_namelen = len,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = sizeof(u.buf),
 	};
 	struct cmsghdr *cm;
 
@@ -227,8 +230,10 @@ static int send_fds(int sock, const int *fds, size_t n)
 	char byte = 'x';
 	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
 	struct msghdr msg = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = u.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * n),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = u.buf,
+		.msg_controllen = CMSG_SPACE(sizeof(int) * n),
 	};
 	struct cmsghdr *cm;
 
@@ -391,7 +396,8 @@ static int do_leave(void)
 		printf("leave-msg: %s\n", errname(errno));
 
 	if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0)
-		printf("rlimit-msgqueue: %llu\n", (unsigned long long)rl.rlim_cur);
+		printf("rlimit-msgqueue: %llu\n",
+		       (unsigned long long)rl.rlim_cur);
 	mq = mq_open(MQ_NAME, O_CREAT | O_RDWR, 0666, &attr);
 	if (mq == (mqd_t)-1) {
 		printf("leave-mq: %s\n", errname(errno));
@@ -493,8 +499,9 @@ static void look_procs(void)
 			continue;
 		list = proc_state(de->d_name) == 'Z' ? zombies : live;
 		if (strlen(list) + strlen(de->d_name) + 2 < sizeof(live))
-			snprintf(list + strlen(list), sizeof(live) - strlen(list),
-				 " %s", de->d_name);
+			snprintf(list + strlen(list),
+				 sizeof(live) - strlen(list), " %s",
+				 de->d_name);
 	}
 	closedir(d);
 	printf("other-procs:%s\n", live[0] ? live : " none");
@@ -714,8 +721,7 @@ static int do_ipc(long n)
 }
 
 /* Send a few datagrams to addr: the result of the socket and the sends. */
-static void udp_to(const char *key, int family, const void *sa,
-		   socklen_t len)
+static void udp_to(const char *key, int family, const void *sa, socklen_t len)
 {
 	int fd = socket(family, SOCK_DGRAM, 0), i, ok = 0, err = 0;
 
@@ -733,8 +739,7 @@ static void udp_to(const char *key, int family, const void *sa,
 	printf("%s: sent %d, %s\n", key, ok, err ? errname(err) : "no error");
 }
 
-static void tcp_to(const char *key, int family, const void *sa,
-		   socklen_t len)
+static void tcp_to(const char *key, int family, const void *sa, socklen_t len)
 {
 	int fd = socket(family, SOCK_STREAM, 0);
 
@@ -748,8 +753,7 @@ static void tcp_to(const char *key, int family, const void *sa,
 
 static int do_netsend(void)
 {
-	struct sockaddr_in v4 = { .sin_family = AF_INET,
-				  .sin_port = htons(9) };
+	struct sockaddr_in v4 = { .sin_family = AF_INET, .sin_port = htons(9) };
 	struct sockaddr_in6 v6 = { .sin6_family = AF_INET6,
 				   .sin6_port = htons(9) };
 
@@ -840,8 +844,8 @@ static int memcg_dir(char *dir, size_t len)
 					 path) > 0;
 		else if (!*ctrl && line[0] == '0' &&
 			 access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
-			found = snprintf(dir, len, "/sys/fs/cgroup%s",
-					 path) > 0;
+			found = snprintf(dir, len, "/sys/fs/cgroup%s", path) >
+				0;
 	}
 	fclose(f);
 	return found ? 0 : -1;

@@ -28,8 +28,8 @@
 static void print_status_fields(void)
 {
 	static const char *const keys[] = {
-		"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
-		"NoNewPrivs", "Seccomp", "Cpus_allowed_list",
+		"CapInh", "CapPrm",	"CapEff",  "CapBnd",
+		"CapAmb", "NoNewPrivs", "Seccomp", "Cpus_allowed_list",
 	};
 	char line[512];
 	FILE *f = fopen("/proc/self/status", "r");
@@ -168,23 +168,23 @@ static void report(const char *name, long ret, int err)
 		printf("sys-%s: %s\n", name, strerrorname_np(err));
 }
 
-#define TRY(name, call)                   \
-	do {                              \
-		long r_;                  \
-		errno = 0;                \
-		r_ = (call);              \
-		report(name, r_, errno);  \
+#define TRY(name, call)                  \
+	do {                             \
+		long r_;                 \
+		errno = 0;               \
+		r_ = (call);             \
+		report(name, r_, errno); \
 	} while (0)
 
 /* The same for calls that return a file descriptor on success. */
-#define TRY_FD(name, call)                \
-	do {                              \
-		long r_;                  \
-		errno = 0;                \
-		r_ = (call);              \
-		report(name, r_, errno);  \
-		if (r_ >= 0)              \
-			close((int)r_);   \
+#define TRY_FD(name, call)               \
+	do {                             \
+		long r_;                 \
+		errno = 0;               \
+		r_ = (call);             \
+		report(name, r_, errno); \
+		if (r_ >= 0)             \
+			close((int)r_);  \
 	} while (0)
 
 /*
@@ -204,7 +204,8 @@ static void try_in_child(const char *name, long (*fn)(void))
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
-		printf("sys-%s: fork-failed %s\n", name, strerrorname_np(errno));
+		printf("sys-%s: fork-failed %s\n", name,
+		       strerrorname_np(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return;
@@ -284,8 +285,10 @@ static void try_fork_and_thread(void)
 		printf("fork: %s\n", strerrorname_np(errno));
 	} else {
 		waitpid(pid, &status, 0);
-		printf("fork: %s\n", WIFEXITED(status) && WEXITSTATUS(status) == 7 ?
-		       "OK" : "bad-status");
+		printf("fork: %s\n",
+		       WIFEXITED(status) && WEXITSTATUS(status) == 7 ?
+			       "OK" :
+			       "bad-status");
 	}
 
 	err = pthread_create(&t, NULL, thread_fn, &thread_token);
@@ -293,7 +296,8 @@ static void try_fork_and_thread(void)
 		printf("thread: %s\n", strerrorname_np(err));
 	} else {
 		pthread_join(t, &res);
-		printf("thread: %s\n", res == (void *)&thread_token ? "OK" : "bad-result");
+		printf("thread: %s\n",
+		       res == (void *)&thread_token ? "OK" : "bad-result");
 	}
 }
 
@@ -322,21 +326,25 @@ int main(void)
 			      KEY_SPEC_THREAD_KEYRING, 0));
 	TRY("add_key", syscall(SYS_add_key, "rgtest-nosuchtype", "rgtest",
 			       NULL, 0, KEY_SPEC_PROCESS_KEYRING));
-	TRY("request_key", syscall(SYS_request_key, "rgtest-nosuchtype",
-				   "rgtest", NULL, 0));
+	TRY("request_key",
+	    syscall(SYS_request_key, "rgtest-nosuchtype", "rgtest", NULL, 0));
 	TRY("bpf", syscall(SYS_bpf, 0x7fff, NULL, 0));
-	TRY_FD("perf_event_open", syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
+	TRY_FD("perf_event_open",
+	       syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0));
 	/* 1 = UFFD_USER_MODE_ONLY: allowed unprivileged on any setting */
 	TRY_FD("userfaultfd", syscall(SYS_userfaultfd, O_CLOEXEC | 1));
 	TRY_FD("io_uring_setup", syscall(SYS_io_uring_setup, 0, NULL));
-	TRY("io_uring_enter", syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
-	TRY("io_uring_register", syscall(SYS_io_uring_register, -1, 0, NULL, 0));
+	TRY("io_uring_enter",
+	    syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0));
+	TRY("io_uring_register",
+	    syscall(SYS_io_uring_register, -1, 0, NULL, 0));
 	TRY("mount", syscall(SYS_mount, "rgtest", "/nonexistent-rgtest",
 			     "tmpfs", 0UL, NULL));
 	TRY("umount2", syscall(SYS_umount2, "/nonexistent-rgtest", 0));
 	TRY("pivot_root", syscall(SYS_pivot_root, "/nonexistent-rgtest",
 				  "/nonexistent-rgtest"));
-	TRY_FD("open_tree", syscall(SYS_open_tree, -1, "/nonexistent-rgtest", 0U));
+	TRY_FD("open_tree",
+	       syscall(SYS_open_tree, -1, "/nonexistent-rgtest", 0U));
 	TRY("move_mount", syscall(SYS_move_mount, -1, "", -1, "", 0U));
 	TRY_FD("fsopen", syscall(SYS_fsopen, "tmpfs", 0U));
 	TRY("fsconfig", syscall(SYS_fsconfig, -1, 0U, NULL, NULL, 0));
@@ -346,7 +354,8 @@ int main(void)
 	try_in_child("unshare-newuser", do_unshare_user);
 	TRY("setns", syscall(SYS_setns, -1, 0));
 	TRY("kexec_load", syscall(SYS_kexec_load, 0UL, 0UL, NULL, 0UL));
-	TRY("kexec_file_load", syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL));
+	TRY("kexec_file_load",
+	    syscall(SYS_kexec_file_load, -1, -1, 0UL, "", 0UL));
 	TRY("init_module", syscall(SYS_init_module, NULL, 0UL, ""));
 	TRY("finit_module", syscall(SYS_finit_module, -1, "", 0));
 	TRY("delete_module", syscall(SYS_delete_module, "rgtest_nosuch", 0));

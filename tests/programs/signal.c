@@ -14,12 +14,12 @@ static int parse_signal(const char *s)
 		const char *name;
 		int sig;
 	} names[] = {
-		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT },
-		{ "ILL", SIGILL }, { "ABRT", SIGABRT }, { "FPE", SIGFPE },
+		{ "HUP", SIGHUP },   { "INT", SIGINT },	  { "QUIT", SIGQUIT },
+		{ "ILL", SIGILL },   { "ABRT", SIGABRT }, { "FPE", SIGFPE },
 		{ "KILL", SIGKILL }, { "SEGV", SIGSEGV }, { "PIPE", SIGPIPE },
 		{ "ALRM", SIGALRM }, { "TERM", SIGTERM }, { "USR1", SIGUSR1 },
-		{ "USR2", SIGUSR2 }, { "BUS", SIGBUS }, { "XCPU", SIGXCPU },
-		{ "XFSZ", SIGXFSZ }, { "SYS", SIGSYS }, { "TRAP", SIGTRAP },
+		{ "USR2", SIGUSR2 }, { "BUS", SIGBUS },	  { "XCPU", SIGXCPU },
+		{ "XFSZ", SIGXFSZ }, { "SYS", SIGSYS },	  { "TRAP", SIGTRAP },
 	};
 	size_t i;
 

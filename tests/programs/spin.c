@@ -22,7 +22,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < 100000; i++)
 			sink += i;
 		if (clock_seconds(CLOCK_MONOTONIC) - start_wall > wall_limit) {
-			fprintf(stderr, "spin: wall-time safety limit reached\n");
+			fprintf(stderr,
+				"spin: wall-time safety limit reached\n");
 			return 3;
 		}
 	}

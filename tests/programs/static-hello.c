@@ -57,7 +57,8 @@ static int do_compile(const char *outname, char **ins, int nins)
 
 	out = open(outname, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	if (out < 0) {
-		fprintf(stderr, "cannot create %s: %s\n", outname, strerror(errno));
+		fprintf(stderr, "cannot create %s: %s\n", outname,
+			strerror(errno));
 		return 1;
 	}
 	for (i = 0; i < nins; i++) {

@@ -139,8 +139,7 @@ static void test_outcome_names(void **state)
 {
 	(void)state;
 	assert_string_equal(rg_outcome_name(RG_OUTCOME_ERROR), "error");
-	assert_string_equal(rg_outcome_name(RG_OUTCOME_COMPLETED),
-			    "completed");
+	assert_string_equal(rg_outcome_name(RG_OUTCOME_COMPLETED), "completed");
 	assert_string_equal(rg_outcome_name(RG_OUTCOME_EXEC_FAILED),
 			    "exec-failed");
 	assert_string_equal(rg_outcome_name(RG_OUTCOME_SETUP_FAILED),

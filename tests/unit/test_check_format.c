@@ -74,13 +74,12 @@ static void test_text(void **state)
 	add(r, "pool", RG_CHECK_WARNING, "slot 1 dirty", "runguard --x");
 	add(r, "user.x", RG_CHECK_ERROR, "no user x", "useradd x");
 	text = capture(rg_cli_check_print_text, r);
-	assert_string_equal(text,
-			    "ok       cgroup.mode  v2\n"
-			    "warning  pool         slot 1 dirty\n"
-			    "                      fix: runguard --x\n"
-			    "error    user.x       no user x\n"
-			    "                      fix: useradd x\n"
-			    "1 ok, 1 warning, 1 error\n");
+	assert_string_equal(text, "ok       cgroup.mode  v2\n"
+				  "warning  pool         slot 1 dirty\n"
+				  "                      fix: runguard --x\n"
+				  "error    user.x       no user x\n"
+				  "                      fix: useradd x\n"
+				  "1 ok, 1 warning, 1 error\n");
 	free(text);
 	rg_check_report_free(r);
 }
@@ -146,7 +145,8 @@ static void test_accessors(void **state)
 	assert_int_equal(rg_check_report_add(r, "y", 3, "m", NULL, &err), -1);
 	assert_int_equal(err.errnum, EINVAL);
 	assert_int_equal(rg_check_report_add(r, "y", RG_CHECK_OK, NULL, NULL,
-					     &err), -1);
+					     &err),
+			 -1);
 	assert_int_equal(rg_check_report_count(r), 1);
 	rg_check_report_free(r);
 	rg_check_report_free(NULL);

@@ -98,14 +98,14 @@ static void test_judgedaemon_run(void **state)
 	struct rg_meta_options mo;
 
 	(void)state;
-	map_ok(&m, ARGV("-V", "TMPDIR=/t/write_tmp", "-v", "-V", "DEBUG=1",
-			"-P", "0", "-r", "/j/1/2/../../", "--nproc=64",
-			"--no-core", "--streamsize=8192", "--user=daemon",
-			"--group=nogroup", "--walltime=1.2:2.4",
-			"--cputime=1:1.5", "--memsize=2097152",
-			"--filesize=8192", "--stderr=program.err",
-			"--outmeta=program.meta", "--",
-			"/testcase00001/1/execdir/program"));
+	map_ok(&m,
+	       ARGV("-V", "TMPDIR=/t/write_tmp", "-v", "-V", "DEBUG=1", "-P",
+		    "0", "-r", "/j/1/2/../../", "--nproc=64", "--no-core",
+		    "--streamsize=8192", "--user=daemon", "--group=nogroup",
+		    "--walltime=1.2:2.4", "--cputime=1:1.5",
+		    "--memsize=2097152", "--filesize=8192",
+		    "--stderr=program.err", "--outmeta=program.meta", "--",
+		    "/testcase00001/1/execdir/program"));
 	assert_string_equal(m.cfg->root, "/j/1/2/../../");
 	assert_string_equal(m.cfg->root_prefix, RG_CHROOT_PREFIX);
 	assert_null(m.cfg->workdir);
@@ -169,8 +169,8 @@ static void test_overflowed_sizes_are_unlimited(void **state)
 	struct mapped m;
 
 	(void)state;
-	map_ok(&m, ARGV("-m", "9223372036854775807", "-f",
-			"18014398509481984", "-s", "18014398509481984", "c"));
+	map_ok(&m, ARGV("-m", "9223372036854775807", "-f", "18014398509481984",
+			"-s", "18014398509481984", "c"));
 	assert_true(m.cfg->memory_limit == RG_UNLIMITED);
 	assert_true(m.cfg->file_limit == RG_UNLIMITED);
 	assert_true(m.cfg->stream_limit == 9223372036854775807ULL);

@@ -32,12 +32,11 @@ static void test_parse(void **state)
 {
 	(void)state;
 	expect_list("2", (struct rg_cpu_range[]){ { 2, 2 } }, 1);
-	expect_list("0,2-3", (struct rg_cpu_range[]){ { 0, 0 }, { 2, 3 } },
-		    2);
+	expect_list("0,2-3", (struct rg_cpu_range[]){ { 0, 0 }, { 2, 3 } }, 2);
 	expect_list("0-0", (struct rg_cpu_range[]){ { 0, 0 } }, 1);
 	expect_list("007", (struct rg_cpu_range[]){ { 7, 7 } }, 1);
-	expect_list("5,1,5", (struct rg_cpu_range[]){ { 5, 5 }, { 1, 1 },
-						      { 5, 5 } }, 3);
+	expect_list("5,1,5",
+		    (struct rg_cpu_range[]){ { 5, 5 }, { 1, 1 }, { 5, 5 } }, 3);
 	expect_list("0-4294967295",
 		    (struct rg_cpu_range[]){ { 0, 4294967295U } }, 1);
 }
@@ -45,9 +44,28 @@ static void test_parse(void **state)
 static void test_parse_rejects(void **state)
 {
 	static const char *const bad[] = {
-		"", ",", "1,", ",1", "1,,2", "a", "1a", "a1", "-1", "1-",
-		"-", "3-2", "1-2-3", " 1", "1 ", "+1", "1.0", "0x1",
-		"4294967296", "99999999999999999999", "1-4294967296", "1;2",
+		"",
+		",",
+		"1,",
+		",1",
+		"1,,2",
+		"a",
+		"1a",
+		"a1",
+		"-1",
+		"1-",
+		"-",
+		"3-2",
+		"1-2-3",
+		" 1",
+		"1 ",
+		"+1",
+		"1.0",
+		"0x1",
+		"4294967296",
+		"99999999999999999999",
+		"1-4294967296",
+		"1;2",
 		"1\n",
 	};
 
@@ -162,7 +180,8 @@ static void test_validate_syntax(void **state)
 	expect_error("", "0-3", "failed to parse cpuset `'");
 	/* a syntax error wins over an offline CPU */
 	expect_error("9,x", "0-3", "failed to parse cpuset `9,x'");
-	expect_error("1", "garbage", "failed to parse online CPU list `garbage'");
+	expect_error("1", "garbage",
+		     "failed to parse online CPU list `garbage'");
 }
 
 static void test_validate_real_online(void **state)
@@ -176,7 +195,7 @@ static void test_validate_real_online(void **state)
 	assert_int_equal(rg_cpuset_validate("0", NULL, &err), 0);
 	assert_int_equal(rg_cpuset_validate("4294967295", NULL, &err), -1);
 	assert_string_equal(err.message,
-		"requested pinning on CPU 4294967295 which is not online");
+			    "requested pinning on CPU 4294967295 which is not online");
 }
 
 static void test_to_mask(void **state)

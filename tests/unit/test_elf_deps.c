@@ -68,11 +68,16 @@ static void craft64(struct image *im, bool dynamic)
 {
 	Elf64_Ehdr *h = (Elf64_Ehdr *)im->b;
 	Elf64_Phdr ph[3] = {
-		{ .p_type = PT_LOAD, .p_offset = 0, .p_vaddr = VBASE,
-		  .p_filesz = IMAGE_SIZE, .p_memsz = IMAGE_SIZE },
-		{ .p_type = PT_INTERP, .p_offset = INTERP_OFF,
+		{ .p_type = PT_LOAD,
+		  .p_offset = 0,
+		  .p_vaddr = VBASE,
+		  .p_filesz = IMAGE_SIZE,
+		  .p_memsz = IMAGE_SIZE },
+		{ .p_type = PT_INTERP,
+		  .p_offset = INTERP_OFF,
 		  .p_filesz = sizeof("/lib64/ld-test.so.2") },
-		{ .p_type = PT_DYNAMIC, .p_offset = DYN_OFF,
+		{ .p_type = PT_DYNAMIC,
+		  .p_offset = DYN_OFF,
 		  .p_filesz = 6 * sizeof(Elf64_Dyn) },
 	};
 
@@ -148,9 +153,12 @@ static void test_elf32(void **state)
 	struct image im;
 	Elf32_Ehdr *h = (Elf32_Ehdr *)im.b;
 	Elf32_Phdr ph[2] = {
-		{ .p_type = PT_LOAD, .p_offset = 0, .p_vaddr = VBASE,
+		{ .p_type = PT_LOAD,
+		  .p_offset = 0,
+		  .p_vaddr = VBASE,
 		  .p_filesz = IMAGE_SIZE },
-		{ .p_type = PT_DYNAMIC, .p_offset = DYN_OFF,
+		{ .p_type = PT_DYNAMIC,
+		  .p_offset = DYN_OFF,
 		  .p_filesz = 4 * sizeof(Elf32_Dyn) },
 	};
 	Elf32_Dyn dyn[4] = {

@@ -161,7 +161,8 @@ static void odd_config(struct rg_config *c)
 	c->pool_size = 32;
 	c->pool_keeper = c->pool_v2_exact_peak = c->reap_all_children = true;
 	c->cancel_fd = 9;
-	c->log = (struct rg_log_sink){ .fn = log_nowhere, .data = c,
+	c->log = (struct rg_log_sink){ .fn = log_nowhere,
+				       .data = c,
 				       .max = RG_LOG_NOTICE };
 }
 
@@ -499,9 +500,9 @@ static void test_sealed(void **state)
 	(void)state;
 	big_run_init(&r);
 	fd = encode(&r.plan);
-	assert_int_equal(fcntl(fd, F_GET_SEALS),
-			 F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
-			 F_SEAL_SEAL);
+	assert_int_equal(fcntl(fd, F_GET_SEALS), F_SEAL_WRITE | F_SEAL_GROW |
+							 F_SEAL_SHRINK |
+							 F_SEAL_SEAL);
 	assert_int_equal(pwrite(fd, "x", 1, 0), -1);
 	assert_int_equal(errno, EPERM);
 	assert_int_equal(ftruncate(fd, 1), -1);
@@ -526,8 +527,10 @@ static void test_other_version(void **state)
 	assert_int_equal(lead[1], RG_WIRE_VERSION);
 
 	memcpy(buf + sizeof(uint32_t), &version, sizeof(version));
-	snprintf(message, sizeof(message), "a keeper of another runguard "
-		 "version (wire %u, this is %u)", version, RG_WIRE_VERSION);
+	snprintf(message, sizeof(message),
+		 "a keeper of another runguard "
+		 "version (wire %u, this is %u)",
+		 version, RG_WIRE_VERSION);
 	expect_refused(buf, len, message);
 	/* a later version's header may be of any size */
 	expect_refused(buf, 2 * sizeof(uint32_t), message);
@@ -535,8 +538,10 @@ static void test_other_version(void **state)
 
 	/* version 1 had a magic of its own and no number */
 	memcpy(buf, "RWW1", 4);
-	snprintf(message, sizeof(message), "a keeper of another runguard "
-		 "version (wire 1, this is %u)", RG_WIRE_VERSION);
+	snprintf(message, sizeof(message),
+		 "a keeper of another runguard "
+		 "version (wire 1, this is %u)",
+		 RG_WIRE_VERSION);
 	expect_refused(buf, len, message);
 	free(buf);
 }

@@ -91,7 +91,8 @@ static void test_verbose_format(void **state)
 	rg_cli_log_message(&log, RG_LOG_DEBUG, "child pid = 42");
 	snprintf(pattern, sizeof(pattern),
 		 "^/usr/bin/runguard \\[%d @ +[0-9]+\\.[0-9]{6}\\]: "
-		 "verbose: child pid = 42\n$", (int)getpid());
+		 "verbose: child pid = 42\n$",
+		 (int)getpid());
 	assert_int_equal(regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB), 0);
 	assert_int_equal(regexec(&re, drain(), 0, NULL, 0), 0);
 	regfree(&re);

@@ -102,7 +102,8 @@ static void test_without_stream_limit(void **state)
 static void test_truncated_streams(void **state)
 {
 	static const char *const want[] = {
-		"output-truncated: \n", "output-truncated: stdout\n",
+		"output-truncated: \n",
+		"output-truncated: stdout\n",
 		"output-truncated: stderr\n",
 		"output-truncated: stdout,stderr\n",
 	};
@@ -264,8 +265,11 @@ static void test_big_numbers(void **state)
 static void test_memory_method_last(void **state)
 {
 	static const char *const methods[] = {
-		"memsw.max_usage_in_bytes", "max_usage_in_bytes",
-		"memory.peak", "memory.peak(fd-reset)", "memory.current(sampled)",
+		"memsw.max_usage_in_bytes",
+		"max_usage_in_bytes",
+		"memory.peak",
+		"memory.peak(fd-reset)",
+		"memory.current(sampled)",
 		"rusage.maxrss",
 	};
 	struct rg_meta_options mo = { .struct_size = sizeof(mo),
@@ -416,22 +420,23 @@ static void test_internal_error(void **state)
 	r.exit_code = 255;
 	/* DOMjudge's layout after a child-side failure */
 	assert_int_equal(rg_meta_write_internal_error(f,
-			 "runguard: invalid root: must be within `/x'"), 0);
+						      "runguard: invalid root: must be within `/x'"),
+			 0);
 	assert_int_equal(rg_meta_write_result(f, &r, &mo), 0);
 	fclose(f);
 	assert_string_equal(text,
-		"internal-error: runguard: invalid root: must be within `/x'\n"
-		"memory-bytes: 2732032\n"
-		"exitcode: 255\n"
-		"wall-time: 0.013\n"
-		"user-time: 0.000\n"
-		"sys-time: 0.004\n"
-		"cpu-time: 0.005\n"
-		"time-used: cpu-time\n"
-		"time-result: \n"
-		"stdin-bytes: 0\n"
-		"stdout-bytes: 14\n"
-		"stderr-bytes: 0\n");
+			    "internal-error: runguard: invalid root: must be within `/x'\n"
+			    "memory-bytes: 2732032\n"
+			    "exitcode: 255\n"
+			    "wall-time: 0.013\n"
+			    "user-time: 0.000\n"
+			    "sys-time: 0.004\n"
+			    "cpu-time: 0.005\n"
+			    "time-used: cpu-time\n"
+			    "time-result: \n"
+			    "stdin-bytes: 0\n"
+			    "stdout-bytes: 14\n"
+			    "stderr-bytes: 0\n");
 	free(text);
 }
 
@@ -451,24 +456,25 @@ static void test_internal_error_extra_keys(void **state)
 	r.wall_time = 0;
 	strcpy(r.memory_method, "rusage.maxrss");
 	assert_int_equal(rg_meta_write_internal_error(f,
-			 "runguard: cannot chdir to `/x'"), 0);
+						      "runguard: cannot chdir to `/x'"),
+			 0);
 	assert_int_equal(rg_meta_write_result(f, &r, &mo), 0);
 	fclose(f);
 	assert_string_equal(text,
-		"internal-error: runguard: cannot chdir to `/x'\n"
-		"memory-bytes: 2732032\n"
-		"exitcode: 255\n"
-		"wall-time: 0.000\n"
-		"user-time: 0.000\n"
-		"sys-time: 0.004\n"
-		"cpu-time: 0.005\n"
-		"time-used: cpu-time\n"
-		"time-result: \n"
-		"stdin-bytes: 0\n"
-		"stdout-bytes: 14\n"
-		"stderr-bytes: 0\n"
-		"memory-method: rusage.maxrss\n"
-		"major-faults: 3\n");
+			    "internal-error: runguard: cannot chdir to `/x'\n"
+			    "memory-bytes: 2732032\n"
+			    "exitcode: 255\n"
+			    "wall-time: 0.000\n"
+			    "user-time: 0.000\n"
+			    "sys-time: 0.004\n"
+			    "cpu-time: 0.005\n"
+			    "time-used: cpu-time\n"
+			    "time-result: \n"
+			    "stdin-bytes: 0\n"
+			    "stdout-bytes: 14\n"
+			    "stderr-bytes: 0\n"
+			    "memory-method: rusage.maxrss\n"
+			    "major-faults: 3\n");
 	free(text);
 }
 
@@ -487,7 +493,7 @@ static void test_internal_error_one_line(void **state)
 }
 
 /* DOMjudge's keys of normal_result() with -C, no stream limit. */
-#define NORMAL_KEYS            \
+#define NORMAL_KEYS               \
 	"memory-bytes: 2732032\n" \
 	"exitcode: 0\n"           \
 	"wall-time: 0.013\n"      \
@@ -511,9 +517,8 @@ static void test_waits(void **state)
 				      .time_used = RG_TIME_CPU,
 				      .extra_keys = true };
 	struct rg_result r = normal_result();
-	static const char head[] = NORMAL_KEYS
-		"memory-method: memory.peak\n"
-		"major-faults: 3\n";
+	static const char head[] = NORMAL_KEYS "memory-method: memory.peak\n"
+					       "major-faults: 3\n";
 	char want[1024];
 
 	(void)state;
@@ -528,13 +533,15 @@ static void test_waits(void **state)
 	r.host_pressure[RG_WAIT_IO] = 0.04;
 	strcpy(r.wall_time_cause, "host-cpu");
 	strcpy(r.wait_method, "cgroup-psi");
-	snprintf(want, sizeof(want), "%s"
+	snprintf(want, sizeof(want),
+		 "%s"
 		 "wait-cpu-time: 0.502\n"
 		 "wait-memory-time: 0.000\n"
 		 "host-pressure: cpu=98.6%% io=0.0%%\n"
 		 "wall-time-cause: host-cpu\n"
 		 "wait-method: cgroup-psi\n"
-		 "pool-slot: 2\n", head);
+		 "pool-slot: 2\n",
+		 head);
 	expect_meta_opts(&r, &mo, want);
 
 	/* nothing known: none of the keys */

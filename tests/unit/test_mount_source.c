@@ -24,9 +24,10 @@ static void test_parse_line(void **state)
 	struct rg_mount_entry e;
 
 	(void)state;
-	assert_int_equal(rg_mount_entry_parse(
-		"36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root "
-		"rw,errors=continue\n", &e), 0);
+	assert_int_equal(rg_mount_entry_parse("36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root "
+					      "rw,errors=continue\n",
+					      &e),
+			 0);
 	assert_int_equal(e.major, 98);
 	assert_int_equal(e.minor, 0);
 	assert_string_equal(e.root, "/mnt1");
@@ -39,9 +40,9 @@ static void test_parse_escapes(void **state)
 	struct rg_mount_entry e;
 
 	(void)state;
-	assert_int_equal(rg_mount_entry_parse(
-		"1 2 8:1 /a\\040b /j\\134x\\011y rw - ext4 /dev/sda1 rw",
-		&e), 0);
+	assert_int_equal(rg_mount_entry_parse("1 2 8:1 /a\\040b /j\\134x\\011y rw - ext4 /dev/sda1 rw",
+					      &e),
+			 0);
 	assert_string_equal(e.root, "/a b");
 	assert_string_equal(e.point, "/j\\x\ty");
 	rg_mount_entry_free(&e);
@@ -55,8 +56,14 @@ static void test_parse_escapes(void **state)
 static void test_parse_malformed(void **state)
 {
 	static const char *const bad[] = {
-		"", "\n", "1 2 8:1 /a", "1 2 81 /a /b rw", "1 2 x:1 /a /b rw",
-		"1 2 8:1x /a /b rw", "1 2 8:1 a /b rw", "1 2 8:1 /a b rw",
+		"",
+		"\n",
+		"1 2 8:1 /a",
+		"1 2 81 /a /b rw",
+		"1 2 x:1 /a /b rw",
+		"1 2 8:1x /a /b rw",
+		"1 2 8:1 a /b rw",
+		"1 2 8:1 /a b rw",
 	};
 	struct rg_mount_entry e;
 
@@ -211,8 +218,8 @@ static void test_source_on_this_machine(void **state)
 	exclude[0] = tmp;
 	assert_false(rg_mount_source(&t, sub, exclude, 1, out, sizeof(out)));
 	/* not a directory, or missing: nothing */
-	assert_false(rg_mount_source(&t, "/dev/null", NULL, 0, out,
-				     sizeof(out)));
+	assert_false(
+		rg_mount_source(&t, "/dev/null", NULL, 0, out, sizeof(out)));
 	assert_int_equal(rmdir(sub), 0);
 	assert_false(rg_mount_source(&t, sub, NULL, 0, out, sizeof(out)));
 	assert_int_equal(rmdir(tmp), 0);

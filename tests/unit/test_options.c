@@ -317,8 +317,7 @@ static void test_every_form(void **state)
 
 		for (int j = 0; j < 4 && forms[i].args[j]; j++)
 			argv[argc++] = forms[i].args[j];
-		print_message("form %s %s\n", argv[1],
-			      argc > 2 ? argv[2] : "");
+		print_message("form %s %s\n", argv[1], argc > 2 ? argv[2] : "");
 		argv[argc++] = "cmd";
 		argv[argc] = NULL;
 		parse_ok(&o, argv);
@@ -361,13 +360,14 @@ static const struct {
 	const char *name;
 	int has_arg;
 } dj_options[] = {
-	{ "root", 1 }, { "user", 1 }, { "group", 1 }, { "chdir", 1 },
-	{ "walltime", 1 }, { "cputime", 1 }, { "memsize", 1 },
-	{ "filesize", 1 }, { "nproc", 1 }, { "cpuset", 1 },
-	{ "no-core", 0 }, { "stdout", 1 }, { "stderr", 1 },
-	{ "streamsize", 1 }, { "environment", 0 }, { "variable", 1 },
-	{ "outmeta", 1 }, { "runpipepid", 1 }, { "verbose", 0 },
-	{ "quiet", 0 }, { "help", 0 }, { "version", 0 },
+	{ "root", 1 },	   { "user", 1 },	{ "group", 1 },
+	{ "chdir", 1 },	   { "walltime", 1 },	{ "cputime", 1 },
+	{ "memsize", 1 },  { "filesize", 1 },	{ "nproc", 1 },
+	{ "cpuset", 1 },   { "no-core", 0 },	{ "stdout", 1 },
+	{ "stderr", 1 },   { "streamsize", 1 }, { "environment", 0 },
+	{ "variable", 1 }, { "outmeta", 1 },	{ "runpipepid", 1 },
+	{ "verbose", 0 },  { "quiet", 0 },	{ "help", 0 },
+	{ "version", 0 },
 };
 
 #define N_DJ (sizeof(dj_options) / sizeof(dj_options[0]))
@@ -545,11 +545,11 @@ static void test_last_wins(void **state)
 
 	(void)state;
 	parse_ok(&o, ARGV("-t", "1", "--walltime=2:3", "-r", "a", "-r", "b",
-			  "-m", "1", "-m", "2", "-s", "5", "-s", "0", "-P", "1",
-			  "-P", "", "-M", "a", "-M", "b", "-U", "1", "-U", "2",
-			  "--seccomp=off", "--seccomp=on", "-o", "x", "-o",
-			  "y", "-u", "root", "-u", "daemon", "-p", "3", "-p",
-			  "4", "cmd"));
+			  "-m", "1", "-m", "2", "-s", "5", "-s", "0", "-P",
+			  "1", "-P", "", "-M", "a", "-M", "b", "-U", "1", "-U",
+			  "2", "--seccomp=off", "--seccomp=on", "-o", "x",
+			  "-o", "y", "-u", "root", "-u", "daemon", "-p", "3",
+			  "-p", "4", "cmd"));
 	assert_true(o.wall_soft == 2 && o.wall_hard == 3);
 	assert_string_equal(o.root, "b");
 	assert_true(o.memory_bytes == 2048);
@@ -567,8 +567,8 @@ static void test_last_wins(void **state)
 
 static void test_variables_accumulate(void **state)
 {
-	static const char *const want[] = { "A=1", "B=2", "C=3", "D",
-					    "E=x=y", "A=4" };
+	static const char *const want[] = { "A=1", "B=2",   "C=3",
+					    "D",   "E=x=y", "A=4" };
 	struct rg_cli_options o;
 
 	(void)state;
@@ -585,8 +585,8 @@ static void test_runpipepid_anywhere(void **state)
 	struct rg_cli_options o;
 
 	(void)state;
-	parse_ok(&o, ARGV("-r", "/x", "--nproc=1", "-U", "99", "-t", "1",
-			  "--", "prog"));
+	parse_ok(&o, ARGV("-r", "/x", "--nproc=1", "-U", "99", "-t", "1", "--",
+			  "prog"));
 	assert_int_equal(o.notify_pid, 99);
 	assert_command(&o, 1, "prog");
 	rg_cli_options_free(&o);
@@ -639,8 +639,7 @@ static void test_time_errors(void **state)
 	parse_fails(ARGV("-t", "0", "c"), "invalid walltime specified: `0'");
 	parse_fails(ARGV("--cputime=2:1", "c"),
 		    "invalid cputime specified: `2:1': hard limit is lower than soft limit");
-	parse_fails(ARGV("-t", "1:", "c"),
-		    "invalid walltime specified: `1:'");
+	parse_fails(ARGV("-t", "1:", "c"), "invalid walltime specified: `1:'");
 	parse_fails(ARGV("-C", "nan", "c"), "invalid cputime specified: `nan'");
 	parse_fails(ARGV("-C", "inf", "c"), "invalid cputime specified: `inf'");
 	parse_fails(ARGV("-t", "1s", "c"), "invalid walltime specified: `1s'");
@@ -652,9 +651,8 @@ static void test_sizes(void **state)
 	struct rg_cli_options o;
 
 	(void)state;
-	parse_ok(&o, ARGV("-m", "18014398509481983", "-f",
-			  "18014398509481984", "-s", "18014398509481984",
-			  "c"));
+	parse_ok(&o, ARGV("-m", "18014398509481983", "-f", "18014398509481984",
+			  "-s", "18014398509481984", "c"));
 	assert_true(o.memory_bytes == 18014398509481983ULL * 1024);
 	assert_true(o.file_bytes == RG_UNLIMITED);
 	assert_true(o.stream_bytes == LONG_MAX);
@@ -829,7 +827,8 @@ static void test_json_only_with_pool_show(void **state)
 	parse_ok(&o, ARGV("--pool-show"));
 	assert_false(o.json);
 	rg_cli_options_free(&o);
-	parse_fails(ARGV("--json"), "--json goes with --pool-show or --check only");
+	parse_fails(ARGV("--json"),
+		    "--json goes with --pool-show or --check only");
 	parse_fails(ARGV("--json", "--pool-create"),
 		    "--json goes with --pool-show or --check only");
 	parse_fails(ARGV("--json", "true"),
@@ -947,7 +946,8 @@ static void test_reparse_after_error(void **state)
 
 	(void)state;
 	/* fail in the middle of a cluster, then parse afresh */
-	parse_fails(ARGV("-cxv", "c"), "unknown option or missing argument `x'");
+	parse_fails(ARGV("-cxv", "c"),
+		    "unknown option or missing argument `x'");
 	parse_ok(&o, ARGV("-v", "c"));
 	assert_true(o.verbose);
 	assert_false(o.no_core);

@@ -57,10 +57,12 @@ static void test_time_strtod_forms(void **state)
 static void test_time_rejects(void **state)
 {
 	static const char *const bad[] = {
-		"", "0", "-1", "0:1", "-1:1", "1:0", "1:-2", "inf", "1:inf",
-		"-inf", "nan", "1:nan", "NAN", "infinity", "1x", "1 ", "1:2x",
-		"1:2 ", "x", ":", ":1", "1:", "1::2", "1:2:3", "1e400",
-		"1e-400", "1:1e999", "0x", "1e", "1,5", "--1",
+		"",	 "0",	     "-1",	"0:1",	"-1:1", "1:0",
+		"1:-2",	 "inf",	     "1:inf",	"-inf", "nan",	"1:nan",
+		"NAN",	 "infinity", "1x",	"1 ",	"1:2x", "1:2 ",
+		"x",	 ":",	     ":1",	"1:",	"1::2", "1:2:3",
+		"1e400", "1e-400",   "1:1e999", "0x",	"1e",	"1,5",
+		"--1",
 	};
 
 	(void)state;
@@ -128,8 +130,7 @@ static void test_parse_kb(void **state)
 	assert_true(b == 1024);
 	assert_int_equal(rg_parse_kb("0", 0, LONG_MAX, &b), RG_PARSE_OK);
 	assert_true(b == 0);
-	assert_int_equal(rg_parse_kb("0", 1, UINT64_MAX, &b),
-			 RG_PARSE_INVALID);
+	assert_int_equal(rg_parse_kb("0", 1, UINT64_MAX, &b), RG_PARSE_INVALID);
 	assert_int_equal(rg_parse_kb("18014398509481984", 1, UINT64_MAX, &b),
 			 RG_PARSE_OK);
 	assert_true(b == UINT64_MAX);

@@ -55,7 +55,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	static const char *const names[] = { "lib.so", "fifo", "to-fifo",
+	static const char *const names[] = { "lib.so", "fifo",	 "to-fifo",
 					     "to-lib", "to-dev", "secret" };
 
 	(void)state;

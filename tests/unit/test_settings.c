@@ -148,7 +148,8 @@ static void test_precedence(void **state)
 	assert_string_equal(s.size_from, "RUNGUARD_POOL_SIZE");
 	assert_string_equal(s.dir_from, "RUNGUARD_POOL_DIR");
 	assert_int_equal(load(ARGV("--pool-size=0", "--pool-dir=/opt", "true"),
-			      &s, &err), 0);
+			      &s, &err),
+			 0);
 	assert_int_equal(s.pool_size, 0);
 	assert_string_equal(s.pool_dir, "/opt");
 	assert_string_equal(s.size_from, "--pool-size");
@@ -183,7 +184,8 @@ static void test_keeper(void **state)
 	assert_false(s.keeper);
 	assert_int_equal(load(ARGV("--pool-keeper=yes", "true"), &s, &err), 0);
 	assert_true(s.keeper);
-	assert_int_equal(load(ARGV("--pool-keeper=sure", "true"), &s, &err), -1);
+	assert_int_equal(load(ARGV("--pool-keeper=sure", "true"), &s, &err),
+			 -1);
 	assert_non_null(strstr(err.message, "--pool-keeper"));
 	setenv("RUNGUARD_POOL_KEEPER", "", 1);
 	assert_int_equal(load(ARGV("true"), &s, &err), -1);

@@ -36,8 +36,7 @@ static cpu_set_t cpus_of(unsigned int bits)
 }
 
 /* A run's settings: -m limit, -P list (NULL: none) of the CPUs in bits. */
-static struct rg_config run(uint64_t limit, const char *list,
-			    unsigned int bits)
+static struct rg_config run(uint64_t limit, const char *list, unsigned int bits)
 {
 	struct rg_config cfg;
 
@@ -75,8 +74,7 @@ static struct slot_record record(uint32_t state, uint32_t flags,
 
 static struct slot_record clean_known(uint64_t limit, unsigned int bits)
 {
-	return record(SLOT_CLEAN, SLOT_SETTINGS_KNOWN | SLOT_USED, limit,
-		      bits);
+	return record(SLOT_CLEAN, SLOT_SETTINGS_KNOWN | SLOT_USED, limit, bits);
 }
 
 static void test_same_cpus_compares_sets_not_text(void **state)
@@ -338,8 +336,8 @@ static void test_record_settings(void **state)
 	assert_int_equal(rec.memory_limit, 64 * MIB);
 	assert_string_equal(rec.cpuset, "0-1");
 	assert_true(CPU_EQUAL(&rec.cpus, &want));
-	assert_int_equal(rec.flags, SLOT_KEEPER_RESETS | SLOT_SETTINGS_KNOWN |
-					    SLOT_USED);
+	assert_int_equal(rec.flags,
+			 SLOT_KEEPER_RESETS | SLOT_SETTINGS_KNOWN | SLOT_USED);
 	assert_int_equal(rec.state, SLOT_IN_USE);
 	/* as it then matches, with nothing to write */
 	rec.state = SLOT_CLEAN;
@@ -542,8 +540,8 @@ static void test_record_reset(void **state)
 	rg_slot_record_taken(&rec, false, 1235);
 	rg_slot_record_reset(&rec, 1700000001, true);
 	assert_int_equal(rec.runs, 9);
-	assert_int_equal(rec.flags, SLOT_SETTINGS_KNOWN | SLOT_USED |
-					    SLOT_KEEPER_RESETS);
+	assert_int_equal(rec.flags,
+			 SLOT_SETTINGS_KNOWN | SLOT_USED | SLOT_KEEPER_RESETS);
 	assert_int_equal(rg_slot_found(&rec, true),
 			 RG_SLOT_FOUND_CLEAN_IF_KEEPER);
 	assert_int_equal(rg_slot_preference(&rec, &cfg), 0);

@@ -92,8 +92,10 @@ static long int80(long nr, long a, long b, long c)
 {
 	long ret;
 
-	__asm__ volatile("int $0x80" : "=a"(ret)
-			 : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(nr), "b"(a), "c"(b), "d"(c)
+			 : "memory");
 	return ret;
 }
 
@@ -121,8 +123,9 @@ static int check_in_child(bool pooled, bool has_ia32)
 	struct rg_error err;
 	int inet = pooled ? EAFNOSUPPORT : 0;
 	int got[7], want[7] = {
-		inet, inet, pooled ? EAFNOSUPPORT : EAFNOSUPPORT, 0, 0,
-		pooled ? EAFNOSUPPORT : EAFNOSUPPORT, 0,
+		inet, inet, pooled ? EAFNOSUPPORT : EAFNOSUPPORT,
+		0,    0,    pooled ? EAFNOSUPPORT : EAFNOSUPPORT,
+		0,
 	};
 	int i;
 
@@ -142,8 +145,8 @@ static int check_in_child(bool pooled, bool has_ia32)
 	for (i = 0; i < 7; i++) {
 		if (got[i] == want[i])
 			continue;
-		fprintf(stderr, "call %d: errno %d, expected %d\n", i,
-			got[i], want[i]);
+		fprintf(stderr, "call %d: errno %d, expected %d\n", i, got[i],
+			want[i]);
 		return i + 1;
 	}
 #if defined(__x86_64__)

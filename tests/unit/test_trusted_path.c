@@ -110,7 +110,8 @@ static void test_missing_directory_is_made_only_when_asked(void **state)
 	assert_int_equal(walk(at("a/new/deeper"), false, at("a"), &err), -1);
 	assert_int_equal(err.errnum, ENOENT);
 	assert_int_equal(walk(at("a/new/deeper"), true, at("a/new/deeper"),
-			      &err), 0);
+			      &err),
+			 0);
 	assert_int_equal(stat(at("a/new"), &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
 }
@@ -148,8 +149,8 @@ static void test_sticky_directory_is_fine_on_the_way_only(void **state)
 	assert_int_equal(mkdir(at("sticky"), 0755), 0);
 	assert_int_equal(chmod(at("sticky"), 01777), 0);
 	assert_int_equal(mkdir(at("sticky/pool"), 0755), 0);
-	assert_int_equal(walk(at("sticky/pool"), false, at("sticky/pool"),
-			      &err), 0);
+	assert_int_equal(walk(at("sticky/pool"), false, at("sticky/pool"), &err),
+			 0);
 	assert_int_equal(walk(at("sticky"), false, at("sticky"), &err), -1);
 	assert_int_equal(err.errnum, EPERM);
 }
@@ -225,8 +226,8 @@ static void test_another_users_directory_is_refused(void **state)
 	assert_int_equal(mkdir(at("theirs"), 0755), 0);
 	assert_int_equal(mkdir(at("theirs/pool"), 0755), 0);
 	assert_int_equal(chown(at("theirs"), OTHER_UID, OTHER_UID), 0);
-	assert_int_equal(walk(at("theirs/pool"), false, at("theirs/pool"),
-			      &err), -1);
+	assert_int_equal(walk(at("theirs/pool"), false, at("theirs/pool"), &err),
+			 -1);
 	assert_int_equal(err.errnum, EPERM);
 	assert_non_null(strstr(err.message, "owned by uid 65534"));
 }

@@ -113,8 +113,8 @@ static void test_default_group(void **state)
 	/* DOMjudge's quirk: a numeric user looks up a group named "1" */
 	assert_int_equal(rg_cli_default_group("1", &gid, &err), -1);
 	assert_non_null(strstr(err.message, "no group named `1'"));
-	assert_non_null(strstr(err.message,
-			       "invalid groupname or ID specified"));
+	assert_non_null(
+		strstr(err.message, "invalid groupname or ID specified"));
 	/* nobody's group is nogroup: there is no group "nobody" */
 	assert_int_equal(rg_cli_default_group("nobody", &gid, &err), -1);
 	assert_non_null(strstr(err.message, "`nobody'"));
@@ -124,8 +124,7 @@ static void expect_valid(uid_t uid, const char *arg, const char *patterns)
 {
 	struct rg_error err = { 0 };
 
-	print_message("valid: %u `%s' in `%s'\n", (unsigned)uid, arg,
-		      patterns);
+	print_message("valid: %u `%s' in `%s'\n", (unsigned)uid, arg, patterns);
 	assert_int_equal(rg_cli_check_valid_user(uid, arg, patterns, &err), 0);
 }
 
@@ -136,8 +135,7 @@ static void expect_illegal(uid_t uid, const char *arg, const char *patterns)
 
 	print_message("illegal: %u `%s' in `%s'\n", (unsigned)uid, arg,
 		      patterns);
-	assert_int_equal(rg_cli_check_valid_user(uid, arg, patterns, &err),
-			 -1);
+	assert_int_equal(rg_cli_check_valid_user(uid, arg, patterns, &err), -1);
 	snprintf(expected, sizeof(expected), "illegal user specified: %u",
 		 (unsigned)uid);
 	assert_string_equal(err.message, expected);

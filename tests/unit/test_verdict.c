@@ -15,8 +15,11 @@
 
 /* -t 1:1.5 -C 1:1.5 -m 64 MiB, as DOMjudge passes soft:hard */
 static const struct rg_verdict_limits limits = {
-	.has_cpu_limit = true, .cpu_soft = 1.0, .cpu_hard = 1.5,
-	.has_wall_limit = true, .wall_soft = 1.0,
+	.has_cpu_limit = true,
+	.cpu_soft = 1.0,
+	.cpu_hard = 1.5,
+	.has_wall_limit = true,
+	.wall_soft = 1.0,
 	.memory_limit = 64 * MiB,
 };
 
@@ -150,8 +153,8 @@ static void test_memory_limit_reached_within_a_tenth(void **state)
 	assert_false(rg_verdict_memory_limit_reached(&limits, false,
 						     lim - lim / 10 - 1));
 	assert_true(rg_verdict_memory_limit_reached(&limits, true, 0));
-	assert_false(rg_verdict_memory_limit_reached(&unlimited, true,
-						     UINT64_MAX));
+	assert_false(
+		rg_verdict_memory_limit_reached(&unlimited, true, UINT64_MAX));
 }
 
 static void test_maxrss_above_the_set_up_is_the_commands(void **state)
@@ -169,8 +172,10 @@ int main(void)
 		cmocka_unit_test(test_exit_code_of_a_normal_exit),
 		cmocka_unit_test(test_a_signal_is_128_plus_its_number),
 		cmocka_unit_test(test_sigxcpu_is_the_cpu_limit_even_without_one),
-		cmocka_unit_test(test_sigkill_at_the_hard_rlimit_is_the_cpu_limit),
-		cmocka_unit_test(test_sigkill_without_a_cpu_limit_is_just_a_signal),
+		cmocka_unit_test(
+			test_sigkill_at_the_hard_rlimit_is_the_cpu_limit),
+		cmocka_unit_test(
+			test_sigkill_without_a_cpu_limit_is_just_a_signal),
 		cmocka_unit_test(test_user_and_sys_time_count_for_the_rlimit),
 		cmocka_unit_test(test_soft_limits_are_strictly_above),
 		cmocka_unit_test(test_hard_wall_limit_comes_from_the_timer),

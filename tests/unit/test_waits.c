@@ -115,8 +115,7 @@ static void test_blame(void **state)
 	/* memory: the run's own limit, or the host's shortage */
 	assert_string_equal(cause(2.0, 0.8, 0, 0.1, 1.1, true),
 			    "own-memory-limit");
-	assert_string_equal(cause(2.0, 0.8, 0, 0.1, 1.1, false),
-			    "host-memory");
+	assert_string_equal(cause(2.0, 0.8, 0, 0.1, 1.1, false), "host-memory");
 	/* reclaim is CPU time too: blamed without a gap */
 	assert_string_equal(cause(1.2, 1.15, 0, 0, 0.9, true),
 			    "own-memory-limit");
