@@ -439,7 +439,7 @@ static bool v2_has_cpuset(const struct rg_cgroup *base)
 	return to_v2(base)->fd[F_CPUS] >= 0;
 }
 
-/* Only for spawners that cannot use CLONE_INTO_CGROUP: write() only. */
+/* Only for a child that cannot use CLONE_INTO_CGROUP: write() only. */
 static int v2_attach_self(const struct rg_cgroup *base)
 {
 	return rg_cg_write(to_v2(base)->fd[F_PROCS], "0");
