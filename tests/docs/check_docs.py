@@ -57,6 +57,10 @@ keeper/, python/, tests/ (this directory excluded), bench/ or examples/.
 A `*` in one (rg_config_set_*, rg_cgroup_*_create) matches any identifier
 characters; a bare `rg_` or `RG_` (a prefix being talked about) is skipped.
 
+Function names.  Every word followed by `(` inside a code span
+(`take_slot()`, `setns(fd, 0)`) must occur in the same sources, or as
+`SYS_name` there (a system call made through syscall()).
+
 ALLOWLIST below names the few legitimate exceptions, each with its reason.
 Do not add a name there to silence drift: fix the doc instead.
 """
@@ -94,6 +98,9 @@ ALLOWLIST = {
     'compile.sh': "DOMjudge's compile wrapper, which calls runguard",
     'build_executable.sh': "DOMjudge's executable builder, which calls "
                            "runguard",
+    # The kernel's own functions, named where the docs explain a kernel fix.
+    'cpuset_fork': "the kernel's (kernel/cgroup/cpuset.c), fixed in 6.3 "
+                   "for CLONE_INTO_CGROUP",
     # Generated into the build directory by meson, never in the source.
     'rg-build-config.h': 'generated into the build directory by the '
                          'top-level meson.build (configure_file)',
@@ -110,6 +117,7 @@ WORD = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
 FENCE = re.compile(r'^\s*(```+|~~~+)(.*)$')
 HEADING = re.compile(r'^(#{1,6})\s+(.*?)\s*#*\s*$')
 LINK = re.compile(r'!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
+FUNC = re.compile(r'(?<![A-Za-z0-9_.>-])([A-Za-z_][A-Za-z0-9_]*)\(')
 CODE_SPAN = re.compile(r'(`+)(.+?)(?<!`)\1(?!`)', re.S)
 
 
@@ -241,6 +249,11 @@ def ident_found(name, tree):
     return name in tree.words
 
 
+def func_found(name, tree):
+    return (name in ALLOWLIST or name in tree.words or
+            'SYS_' + name in tree.words)
+
+
 def fenced_words(line):
     """The command word of a line in a fenced block, and ./words."""
     words = line.split()
@@ -321,6 +334,13 @@ def check_doc(rel, tree, problems, counts):
             for m in CODE_SPAN.finditer(text):
                 for w in m.group(2).split():
                     check_path(line_of(m.start()), w, 'in backticks')
+                for f in FUNC.findall(m.group(2)):
+                    if f.startswith(('rg_', 'RG_')):
+                        continue  # the identifiers' rule has them
+                    counts['functions'] += 1
+                    if not func_found(f, tree):
+                        problem(line_of(m.start()),
+                                'function not in the source: %s()' % f)
         para, start = [], None
 
 
@@ -360,12 +380,13 @@ def main(argv):
         elif os.path.isfile(os.path.join(root, pattern)):
             docs.append(pattern)
     problems = []
-    counts = {'paths': 0, 'identifiers': 0, 'links': 0}
+    counts = {'paths': 0, 'identifiers': 0, 'links': 0, 'functions': 0}
     for rel in docs:
         check_doc(rel, tree, problems, counts)
-    summary = ('%d docs: %d paths, %d links, %d identifiers checked'
+    summary = ('%d docs: %d paths, %d links, %d identifiers, %d function '
+               'names checked'
                % (len(docs), counts['paths'], counts['links'],
-                  counts['identifiers']))
+                  counts['identifiers'], counts['functions']))
     if problems:
         print('\n'.join(problems))
         print('%s; %d problems' % (summary, len(problems)))

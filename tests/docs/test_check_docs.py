@@ -48,6 +48,17 @@ class CheckDocsTest(unittest.TestCase):
         self.assertEqual(rc, 1)
         self.assertIn('rg_lease_give', out)
 
+    def test_missing_function_is_reported(self):
+        rc, out = run('`take_slot()` picks it.\n')
+        self.assertEqual(rc, 1)
+        self.assertIn('take_slot()', out)
+
+    def test_a_function_or_system_call_in_the_source_passes(self):
+        files = dict(TREE, **{'lib/run/x.c': 'static int take_slot(void);\n'
+                              'syscall(SYS_close_range, 3, ~0U, 0);\n'})
+        rc, out = run('`take_slot()`, `close_range(3, ~0, 0)`\n', files)
+        self.assertEqual(rc, 0, out)
+
     def test_missing_anchor_is_reported(self):
         rc, out = run('[layout](docs/pool.md#layout)\n')
         self.assertEqual(rc, 1)
