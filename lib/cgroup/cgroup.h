@@ -52,6 +52,13 @@ struct rg_cgroup_stats {
 	/* sampled, not kept by the kernel: the true peak may be higher */
 	bool memory_peak_lower_bound;
 	int64_t cpu_ns; /* since rg_cgroup_start(); -1 if unknown */
+	/*
+	 * The reading process's own CPU time between the two reads of the
+	 * cgroup's CPU counter (at rg_cgroup_start() and here), ns: what a
+	 * reader that lives in the cgroup (a resident slot's runner) takes
+	 * out of cpu_ns. -1 if unknown.
+	 */
+	int64_t reader_cpu_ns;
 	/* memory.stat pgmajfault since rg_cgroup_start(); -1 if unknown */
 	int64_t major_faults;
 	bool oom_killed; /* since rg_cgroup_start() */

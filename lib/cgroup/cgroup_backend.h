@@ -86,6 +86,8 @@ struct rg_cgroup {
 	bool known_empty;
 	/* what a task living in it (a slot's keeper) keeps charged */
 	uint64_t resident_bytes;
+	/* rg_cg_reader_cpu_ns() just before the CPU counter's baseline */
+	int64_t reader_cpu_base;
 	/*
 	 * Its pressure files (psi.h), opened by the backend: v2's own, or on
 	 * v1 those of its directory in the unified hierarchy; how, for
@@ -157,6 +159,16 @@ bool rg_cg_worth_reclaiming(int memory_stat_fd, uint64_t usage,
 bool rg_cg_holds_unreclaimable(int memory_stat_fd);
 /* key's growth since base (UINT64_MAX: no base), or -1 when unknown */
 int64_t rg_cg_delta(int fd, const char *key, uint64_t base);
+/*
+ * This process's CPU time, ns, read just before the cgroup's CPU counter
+ * (at start and at the end): the clock read charges our running time to
+ * the cgroup first, so the counter holds all of it up to that instant.
+ */
+int64_t rg_cg_reader_cpu_ns(void);
+/* stats->reader_cpu_ns from base's baseline, just before the end's read */
+void rg_cg_reader_cpu_delta(const struct rg_cgroup *base,
+			    struct rg_cgroup_stats *stats);
+
 /*
  * openat(dir_fd, file, flags | O_CLOEXEC) into *fd. When optional, a
  * missing file leaves *fd at -1 and is not an error.

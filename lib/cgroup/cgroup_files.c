@@ -564,3 +564,23 @@ bool rg_cg_list_has(const char *list, const char *word)
 	}
 	return false;
 }
+
+int64_t rg_cg_reader_cpu_ns(void)
+{
+	struct timespec now;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now) < 0)
+		return -1;
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void rg_cg_reader_cpu_delta(const struct rg_cgroup *base,
+			    struct rg_cgroup_stats *stats)
+{
+	int64_t now = rg_cg_reader_cpu_ns();
+
+	stats->reader_cpu_ns = now >= 0 && base->reader_cpu_base >= 0 &&
+					       now >= base->reader_cpu_base ?
+				       now - base->reader_cpu_base :
+				       -1;
+}

@@ -760,6 +760,7 @@ static int v1_start(struct rg_cgroup *base, struct rg_error *err)
 	if (v1_write(cg, cg->peak, "0", err) < 0 ||
 	    v1_write(cg, F_FAILCNT, "0", err) < 0)
 		return rg_fail_context(err, "cgroup v1 %s", base->label);
+	base->reader_cpu_base = rg_cg_reader_cpu_ns();
 	ret = rg_cg_read_u64(cg->fd[F_USAGE], &cg->cpu_base);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading cpuacct.usage of %s",
@@ -784,6 +785,7 @@ static int v1_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	st->memory_peak_valid = true;
 	snprintf(st->memory_method, sizeof(st->memory_method), "%s",
 		 cg->memsw ? "memsw.max_usage_in_bytes" : "max_usage_in_bytes");
+	rg_cg_reader_cpu_delta(base, st);
 	ret = rg_cg_read_u64(cg->fd[F_USAGE], &usage);
 	if (ret < 0)
 		return rg_fail(err, -ret, "reading cpuacct.usage of %s",

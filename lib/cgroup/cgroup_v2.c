@@ -492,6 +492,7 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	cg->peak_stale = cg->fd[F_PEAK] >= 0 && !cg->peak_reset &&
 			 !cg->peak_unused;
 	cg->peak_unused = false;
+	base->reader_cpu_base = rg_cg_reader_cpu_ns();
 	if (cg->fd[F_CPU_STAT] >= 0 &&
 	    v2_read_key(cg, F_CPU_STAT, "usage_usec", &cg->cpu_base, err) < 0)
 		return -1;
@@ -573,6 +574,7 @@ static int v2_read_stats(struct rg_cgroup *base, struct rg_cgroup_stats *st,
 	if (v2_read_peak(cg, st, err) < 0)
 		return -1;
 	if (cg->fd[F_CPU_STAT] >= 0) {
+		rg_cg_reader_cpu_delta(base, st);
 		if (v2_read_key(cg, F_CPU_STAT, "usage_usec", &usec, err) < 0)
 			return -1;
 		st->cpu_ns = (int64_t)(usec - cg->cpu_base) * 1000;

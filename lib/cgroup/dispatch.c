@@ -198,6 +198,7 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 {
 	memset(stats, 0, sizeof(*stats));
 	stats->cpu_ns = -1;
+	stats->reader_cpu_ns = -1;
 	stats->major_faults = -1;
 	if (cg->ops->read_stats(cg, stats, err) < 0)
 		return -1;

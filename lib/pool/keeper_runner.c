@@ -119,7 +119,14 @@ static void runner_correct_stats(struct rg_slot *slot,
 {
 	struct runner_slot *rs = to_runner(slot);
 	uint64_t batch = rg_charge_batches(1), held = rs->held, now;
-	int64_t own = own_cpu_ns() - rs->cpu_at_hold;
+	/*
+	 * Our CPU time between the two reads of the slot's CPU counter, as
+	 * the counter has it; from the hold on only where that is unknown
+	 * (a window wider than the counter's: a fresh keeper's first runs
+	 * under emulation spent tens of ms outside it, taken off the run).
+	 */
+	int64_t own = st->reader_cpu_ns >= 0 ? st->reader_cpu_ns :
+					       own_cpu_ns() - rs->cpu_at_hold;
 	struct rg_error ignored;
 
 	if (st->cpu_ns >= 0)
