@@ -21,18 +21,13 @@
 #include <unistd.h>
 
 #include "pool/run_user_files.h"
+#include "tmp_path.h"
 
 static char dir[] = "/tmp/rg-run-user-files-XXXXXX";
 
-/* dir/name; two at a time (symlink takes two) */
 static const char *at(const char *name)
 {
-	static char path[2][PATH_MAX];
-	static int next;
-	char *p = path[next++ % 2];
-
-	snprintf(p, PATH_MAX, "%s/%s", dir, name);
-	return p;
+	return tmp_path(dir, name);
 }
 
 static int setup(void **state)

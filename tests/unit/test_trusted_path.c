@@ -22,20 +22,15 @@
 
 #include "base/error.h"
 #include "pool/trusted_path.h"
+#include "tmp_path.h"
 
 #define OTHER_UID 65534
 
 static char dir[] = "/tmp/rg-trusted-path-XXXXXX";
 
-/* dir/name; two at a time (symlink takes two) */
 static const char *at(const char *name)
 {
-	static char path[2][PATH_MAX];
-	static int next;
-	char *p = path[next++ % 2];
-
-	snprintf(p, PATH_MAX, "%s/%s", dir, name);
-	return p;
+	return tmp_path(dir, name);
 }
 
 static int setup(void **state)
