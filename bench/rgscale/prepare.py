@@ -15,6 +15,8 @@ from .options import judge_config
 from .problem import compiler_command, submission_source, supports_std
 from .sampler import cgroup_mode, meminfo, read_text
 
+KEEPER = 'runguard-keeper'
+
 
 def setup(opts):
     """The Bench, once root, runguard, the validator, the compiler and the
@@ -132,14 +134,31 @@ def preflight(bench, variants, cases, cmd):
 # ---------------------------------------------------------------------------
 # The runguard binary and the pool
 
+def keeper_of(runguard):
+    """The keeper that goes with runguard: a build tree's, or the one next
+    to it; None for an installed runguard (its copy finds the installed
+    keeper)."""
+    d = os.path.dirname(runguard)
+    for path in (os.path.join(os.path.dirname(d), 'keeper', KEEPER),
+                 os.path.join(d, KEEPER)):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 def private_runguard(bench):
     """A copy of the binary for the whole run: the build may be rebuilt
-    meanwhile, and one run must measure one binary."""
+    meanwhile, and one run must measure one binary. The keeper is copied
+    next to it, where runguard looks first outside a build tree: without
+    it resident mode would measure pooled runs."""
     d = os.path.join(bench.base, 'bin')
     os.makedirs(d)
     dest = os.path.join(d, 'runguard')
+    keeper = keeper_of(bench.runguard_src)
     for _ in range(10):
         try:
+            if keeper:
+                shutil.copy2(keeper, os.path.join(d, KEEPER))
             shutil.copy2(bench.runguard_src, dest)
             if subprocess.run([dest, '--version'],
                               capture_output=True).returncode == 0:

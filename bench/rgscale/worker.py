@@ -12,6 +12,9 @@ from .problem import submission_source
 # A record of Bench.submissions, in this order (the JSON names its columns).
 SUB_COLUMNS = ('t_end', 'worker', 'index', 'variant', 'duration_s', 'ok',
                'verdict')
+# runguard's warning when a slot has no keeper and the run goes on pooled
+# (lib/pool/lease_keeper.c)
+NO_KEEPER = ': no keeper ('
 
 
 def _make_dirs(top, *subdirs):
@@ -187,6 +190,11 @@ class Worker(threading.Thread):
             st = 'timelimit'
         else:
             st = 'exit-%s' % meta.get('exitcode', 'none')
+        err = tail(os.path.join(tdir, 'runguard.err'))
+        if b.opts.mode == 'resident' and NO_KEEPER in err:
+            # measured a pooled run, not the mode asked for
+            st = 'not-resident'
+            b.fail('run', self.w, st, {'runguard_err': err})
         b.record('run', self.w, elapsed, meta, st == 'exit-0', st)
         return meta
 

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -27,32 +28,32 @@
 /* kill_all and the v1 freezer wait are shallow; ASan needs more */
 #define WATCHDOG_STACK_SIZE (256 * 1024)
 
-struct watch_args {
-	struct rg_watchdog *w;
-	int pidfd;
-};
-
-static void wait_for_exit(int pidfd)
-{
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-	while (poll(&p, 1, -1) < 0 && errno == EINTR)
-		;
-}
-
 /*
- * In the watchdog task. Every signal stays blocked (SIGKILL aside), so a
- * Ctrl-C to the process group does not take it down with runguard.
+ * The watchdog task. Until runguard has exited it shares runguard's memory
+ * and thread pointer (CLONE_VM, no TLS of its own), and runguard may
+ * SIGKILL it at any instruction: a lock it held then would stay taken for
+ * good (the prctl interceptor of an ASan build took the sanitizer's thread
+ * registry lock, and runguard hung in its exit-time leak check). So it
+ * makes raw system calls only, uninstrumented, with every signal blocked
+ * (SIGKILL aside, so a Ctrl-C to the process group does not take it down
+ * with runguard); errno, runguard's own, is never read.
  */
-static int watch(void *arg)
+__attribute__((no_sanitize("address", "undefined"))) static int watch(void *arg)
 {
 	struct rg_watchdog *w = arg;
-	sigset_t all;
+	uint64_t all = ~(uint64_t)0; /* the kernel's sigset_t */
+	struct pollfd p = { .fd = w->pidfd, .events = POLLIN };
 
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-	prctl(PR_SET_NAME, "runguard-watch", 0, 0, 0);
-	wait_for_exit(w->pidfd);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, NULL, sizeof(all));
+	syscall(SYS_prctl, PR_SET_NAME, "runguard-watch", 0, 0, 0);
+	for (;;) {
+		long n = syscall(SYS_ppoll, &p, 1, NULL, NULL, 0);
+
+		if (n == 1 && (p.revents & POLLIN))
+			break;
+		if (n == 1) /* POLLNVAL: cannot watch; sleep until killed */
+			syscall(SYS_ppoll, NULL, 0, NULL, NULL, 0);
+	}
 	/* runguard is gone: nothing else uses this memory any more */
 	if (w->slot)
 		rg_slot_abandon(w->slot);
