@@ -298,6 +298,14 @@ void rg_cgroup_sample(struct rg_cgroup *cg);
  */
 int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err);
 
+/*
+ * rg_cgroup_destroy() without the closing and freeing: for a process
+ * about to exit that shares its memory with one that died at any
+ * instruction (the watchdog), where a malloc lock may be taken for good.
+ * Allocates and frees nothing.
+ */
+int rg_cgroup_remove(struct rg_cgroup *cg, struct rg_error *err);
+
 /* Close the fds and free; the directories and any task in them stay. */
 void rg_cgroup_close(struct rg_cgroup *cg);
 

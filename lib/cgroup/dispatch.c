@@ -285,7 +285,7 @@ void rg_cgroup_close(struct rg_cgroup *cg)
 		cg->ops->release(cg);
 }
 
-int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err)
+int rg_cgroup_remove(struct rg_cgroup *cg, struct rg_error *err)
 {
 	struct rg_error kill_err;
 	int killed, removed;
@@ -294,11 +294,18 @@ int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err)
 		return 0;
 	killed = cg->ops->kill_all(cg, &kill_err);
 	removed = cg->ops->remove(cg, err);
-	cg->ops->release(cg);
 	/* A failed rmdir is usually explained by the failed kill. */
 	if (killed < 0 && err)
 		*err = kill_err;
 	return killed < 0 || removed < 0 ? -1 : 0;
+}
+
+int rg_cgroup_destroy(struct rg_cgroup *cg, struct rg_error *err)
+{
+	int rc = rg_cgroup_remove(cg, err);
+
+	rg_cgroup_close(cg);
+	return rc;
 }
 
 bool rg_cgroup_needs_recycle(const struct rg_cgroup *cg)

@@ -195,12 +195,12 @@ static int transient_release(struct rg_slot *slot, struct rg_error *err)
 	return rc;
 }
 
+/* In the watchdog, runguard dead: nothing freed (rg_cgroup_remove). */
 static void transient_abandon(struct rg_slot *slot)
 {
 	struct rg_error ignored;
 
-	rg_cgroup_kill_all(slot->cgroup, &ignored);
-	rg_cgroup_destroy(slot->cgroup, &ignored);
+	rg_cgroup_remove(slot->cgroup, &ignored);
 }
 
 static const struct rg_slot_ops transient_slot_ops = {

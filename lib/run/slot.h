@@ -66,8 +66,10 @@ struct rg_slot_ops {
 	int (*release)(struct rg_slot *slot, struct rg_error *err);
 	/*
 	 * runguard died mid-run (called by the watchdog, a task sharing our
-	 * memory): kill the run, clean what the next runguard cannot.
-	 * Optional: NULL when the slot sees to that itself (no watchdog).
+	 * memory): kill the run, clean what the next runguard cannot. It
+	 * must not allocate or free: runguard may have died holding the
+	 * allocator's lock. Optional: NULL when the slot sees to that
+	 * itself (no watchdog).
 	 */
 	void (*abandon)(struct rg_slot *slot);
 };

@@ -9,8 +9,8 @@ import sys
 import threading
 import time
 
-from rgtest import (CALLER_ENV, MIB, RGTestCase, RUNGUARD, Result, main,
-                    procs_of_uid, wait_until)
+from rgtest import (CALLER_ENV, MIB, RGTestCase, RUNGUARD, Result,
+                    cgroup_children, main, procs_of_uid, wait_until)
 
 
 class CleanupTest(RGTestCase):
@@ -98,6 +98,25 @@ class CleanupTest(RGTestCase):
         self.assertEqual(res.m['signal'], '15')
         self.assertEqual(res.i('exitcode'), 137, res.describe())
         self.assertLess(res.elapsed, 10)
+
+    def test_sigkill_mid_run_watchdog_cleans_up(self):
+        # runguard cannot handle SIGKILL: its watchdog (lib/run/watchdog.c)
+        # sees it gone, kills the run with its setsid grandchildren and
+        # removes the run's cgroups, allocating nothing.
+        proc, _, _ = self.start_rg(['-t', '20:25', '/bin/sh', '-c',
+                                    '%s 2 30; exec %s 30' % (
+                                        self.prog('forker'),
+                                        self.prog('sleep'))])
+        self.wait_for_user_process('sleep')
+        self.assertTrue(cgroup_children() - self._cgroups_before,
+                        'the run has no cgroup of its own to look for')
+        proc.kill()
+        proc.communicate()
+        left = wait_until(lambda: procs_of_uid(self.uid), 10)
+        self.assertEqual(left, [], 'the run outlived a SIGKILLed runguard')
+        cgs = wait_until(lambda: cgroup_children() - self._cgroups_before,
+                         10)
+        self.assertEqual(cgs, set(), 'cgroups of a SIGKILLed runguard left')
 
     def test_sigint_and_sighup_leave_nothing_behind(self):
         # Not handled by DOMjudge's runguard (spec §3.7), but the design
