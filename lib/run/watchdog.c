@@ -36,7 +36,8 @@
  * registry lock, and runguard hung in its exit-time leak check). So it
  * makes raw system calls only, uninstrumented, with every signal blocked
  * (SIGKILL aside, so a Ctrl-C to the process group does not take it down
- * with runguard); errno, runguard's own, is never read.
+ * with runguard); errno, runguard's own, is never read (a failed call
+ * would write it; none of these fails with valid arguments).
  */
 __attribute__((no_sanitize("address", "undefined"))) static int watch(void *arg)
 {
