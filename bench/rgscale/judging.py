@@ -5,6 +5,7 @@ import collections
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from .options import POOL_MODES
@@ -141,7 +142,11 @@ class Bench:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=fin, stdout=fout,
                                     stderr=ferr)
             self.procs[worker] = proc   # for terminate_calls()
-            status = proc.wait()
+            try:
+                status = proc.wait(timeout=self.opts.call_timeout)
+            except subprocess.TimeoutExpired:
+                self.hung(worker, kind, proc)
+                status = proc.wait()
             elapsed = time.monotonic() - start
         finally:
             self.procs.pop(worker, None)
@@ -160,6 +165,19 @@ class Bench:
                            round(elapsed, 4), wall, cpu, ok, status,
                            round(sum(waits), 4) if waits else None,
                            meta.get('wall-time-cause')))
+
+    def hung(self, worker, kind, proc):
+        """A call past --call-timeout: what it waits on, then SIGKILL (our
+        child, unreaped: the pid is still its own)."""
+        where = {name: tail('/proc/%d/%s' % (proc.pid, name), 2000)
+                 for name in ('wchan', 'stack', 'status')}
+        print('scale: worker %d: a %s call (pid %d) hung for %g s; killed.'
+              ' Kernel stack:\n%s' % (worker, kind, proc.pid,
+                                       self.opts.call_timeout,
+                                       where['stack'] or where['wchan']),
+              file=sys.stderr, flush=True)
+        self.fail(kind, worker, 'hung', dict(where, pid=proc.pid))
+        proc.kill()
 
     def terminate_calls(self):
         """SIGTERM to the runguard processes we started (by pid): each

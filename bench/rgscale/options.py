@@ -55,6 +55,10 @@ def parse_args(argv):
                    ' ~30 ms of CPU natively)')
     p.add_argument('--time-scale', type=float, default=1.0, metavar='F',
                    help='multiply every time limit by F (emulated CPUs)')
+    p.add_argument('--call-timeout', type=float, default=900, metavar='S',
+                   help='a runguard call that takes longer is reported '
+                   'hung, with its kernel stack, and killed (default 900:'
+                   ' an emulated g++ takes minutes)')
     p.add_argument('--build-config', metavar='FILE',
                    help='rg-build-config.h (default: next to the runguard '
                    'binary; else $RG_CHROOT_PREFIX, $RG_RUNUSER, '
