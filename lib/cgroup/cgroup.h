@@ -278,6 +278,11 @@ void rg_cgroup_set_resident(struct rg_cgroup *cg, uint64_t bytes);
 /* True if the cgroup still has processes (-1 on error). */
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);
 
+/*
+ * The run's numbers, once per rg_cgroup_start(). Read without a start
+ * since the last read (a child that died in its set-up), the deltas are
+ * unknown (-1): cpu_ns, reader_cpu_ns, major_faults, wait_ns.
+ */
 int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 			 struct rg_error *err);
 

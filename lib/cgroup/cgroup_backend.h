@@ -89,6 +89,13 @@ struct rg_cgroup {
 	/* rg_cg_reader_cpu_ns() just before the CPU counter's baseline */
 	int64_t reader_cpu_base;
 	/*
+	 * rg_cgroup_start() took this process's baselines for the run, and
+	 * its stats were not read since. Without it the baselines are an
+	 * earlier run's (or none: a handle opened, or inherited by a fork,
+	 * on a kept cgroup), and v2 cannot zero its counters.
+	 */
+	bool window_open;
+	/*
 	 * Its pressure files (psi.h), opened by the backend: v2's own, or on
 	 * v1 those of its directory in the unified hierarchy; how, for
 	 * rg_cgroup_stats.wait_method.

@@ -154,6 +154,7 @@ int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err)
 	if (cg->ops->start(cg, err) < 0)
 		return -1;
 	rg_psi_start(&cg->psi);
+	cg->window_open = true;
 	return 0;
 }
 
@@ -193,6 +194,29 @@ int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err)
 	return cg->ops->populated(cg, err);
 }
 
+/* The counters' deltas from rg_cgroup_start() on: the run's. */
+static void window_deltas(struct rg_cgroup *cg, struct rg_cgroup_stats *stats)
+{
+	rg_psi_delta(&cg->psi, stats->wait_ns);
+	for (int k = 0; k < RG_PSI_NR; k++)
+		if (stats->wait_ns[k] >= 0)
+			stats->wait_method = cg->psi_method;
+}
+
+/*
+ * No window was opened (a child that died in its set-up): deltas against
+ * stale baselines would hand this run an earlier run's CPU time and
+ * faults. None, then; the peak and the OOM kill are still the kernel's.
+ */
+static void no_window(struct rg_cgroup_stats *stats)
+{
+	stats->cpu_ns = -1;
+	stats->reader_cpu_ns = -1;
+	stats->major_faults = -1;
+	for (int k = 0; k < RG_PSI_NR; k++)
+		stats->wait_ns[k] = -1;
+}
+
 int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 			 struct rg_error *err)
 {
@@ -202,12 +226,13 @@ int rg_cgroup_read_stats(struct rg_cgroup *cg, struct rg_cgroup_stats *stats,
 	stats->major_faults = -1;
 	if (cg->ops->read_stats(cg, stats, err) < 0)
 		return -1;
-	rg_psi_delta(&cg->psi, stats->wait_ns);
-	for (int k = 0; k < RG_PSI_NR; k++)
-		if (stats->wait_ns[k] >= 0)
-			stats->wait_method = cg->psi_method;
+	if (cg->window_open)
+		window_deltas(cg, stats);
+	else
+		no_window(stats);
 	/* a kept cgroup's next run starts from its own start, or none */
 	rg_psi_forget(&cg->psi);
+	cg->window_open = false;
 	return 0;
 }
 

@@ -427,21 +427,26 @@ static enum rg_outcome collect_setup_failure(struct run *r)
 {
 	struct rg_result *res = r->result;
 	struct rg_error ignored;
+	bool reaped = reap_child_now(r) == 0;
 
-	if (reap_child_now(r) == 0)
+	if (reaped)
 		res->status = r->sup.status;
 	rg_slot_kill_run(r->slot, &ignored);
-	if (read_stats(r, &ignored) < 0)
-		res->cpu_time = -1.0;
-	if (oom_killed_in_setup(r)) {
-		res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
-		res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
-		decide(r);
-		return RG_OUTCOME_COMPLETED;
-	}
+	read_stats(r, &ignored);
+	/*
+	 * The window never opened, so the cgroup has no CPU time of this run
+	 * (rg_cgroup_read_stats()); the child alone ran, and was reaped.
+	 */
+	res->user_time = timeval_seconds(&r->sup.rusage.ru_utime);
+	res->sys_time = timeval_seconds(&r->sup.rusage.ru_stime);
+	res->cpu_time = reaped ? res->user_time + res->sys_time : -1.0;
 	/* the command never ran: there is no wall time to explain */
 	res->waits_known = res->host_known = 0;
 	res->wait_method[0] = '\0';
+	if (oom_killed_in_setup(r)) {
+		decide(r);
+		return RG_OUTCOME_COMPLETED;
+	}
 	res->exit_code = 255;
 	return RG_OUTCOME_SETUP_FAILED;
 }

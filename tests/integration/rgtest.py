@@ -166,13 +166,15 @@ def exit_status(result):
     return 0
 
 def expected_meta_keys(signal=False, truncated=False, internal_error=False,
-                       memory_method=True):
+                       memory_method=True, window=True):
     """The key sequence of a meta file with the keys of a run.
 
     internal_error: the file starts with internal-error (the child's set-up
     failed, or the cleanup of a completed run did); the keys of the run
     follow, runguard's own keys included.  A file that holds only internal-error
     (runguard failed before the command could run) is not described here.
+    window=False: the timed window never opened (a child the OOM killer
+    took in its set-up), so there are no waits to report.
     """
     keys = ['internal-error'] if internal_error else []
     keys += ['memory-bytes', 'exitcode']
@@ -186,7 +188,7 @@ def expected_meta_keys(signal=False, truncated=False, internal_error=False,
     if memory_method:
         keys += ['memory-method', 'major-faults']
         # measured in the timed window, which a failed set-up never opened
-        if not internal_error:
+        if window and not internal_error:
             keys += wait_keys()
     return keys
 
@@ -658,10 +660,11 @@ class RGTestCase(unittest.TestCase):
     # -- assertions --------------------------------------------------------
 
     def assertMeta(self, res, signal=False, truncated=False,
-                   internal_error=False, measured=True):
+                   internal_error=False, measured=True, window=True):
         """Exact key sequence and per-line format of the meta file;
         measured=False: refused before anything ran, so runguard's own
-        measurements (memory-method, major-faults) are absent."""
+        measurements (memory-method, major-faults) are absent; window=False:
+        the timed window never opened (expected_meta_keys)."""
         self.assertIsNotNone(res.meta_text, 'no meta file written\n'
                              + res.describe())
         self.assertTrue(res.meta_text.endswith('\n'),
@@ -679,7 +682,7 @@ class RGTestCase(unittest.TestCase):
                              'bad value for %s\n%s' % (key, res.describe()))
         self.assertEqual(res.keys, expected_meta_keys(signal, truncated,
                                                       internal_error,
-                                                      measured),
+                                                      measured, window),
                          'meta key sequence\n' + res.describe())
         if internal_error:
             # "<argv0>: <message>[: <errno text>]"

@@ -287,7 +287,7 @@ class PooledCliTest(PoolTestCase):
         # -m 1 kills the child during its set-up: a run, pooled as not.
         for i in range(2):
             r = self.prg('-m', '1', self.prog('hello'), meta='meta%d' % i)
-            self.assertPoolMeta(r, exitcode=137, slots=(0,))
+            self.assertPoolMeta(r, exitcode=137, slots=(0,), window=False)
             self.assertEqual(r.stdout, '', r.describe())
         r = self.prg(self.prog('hello'), meta='meta-after')
         self.assertPoolMeta(r, slots=(0,))

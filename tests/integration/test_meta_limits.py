@@ -309,7 +309,7 @@ class MemoryLimitTest(RGTestCase):
         for pool in ([], ['--pool-size=0']):
             with self.subTest(pool=pool):
                 res = self.rg(*pool, '-m', '1', self.prog('hello'))
-                self.assertRun(res, exitcode=137)
+                self.assertRun(res, exitcode=137, window=False)
                 self.assertEqual(res.stdout, '', res.describe())
                 self.assertNotIn('internal-error', res.stderr)
                 self.assertEqual(res.f('wall-time'), 0.0, res.describe())

@@ -526,9 +526,10 @@ class PoolTestCase(RGTestCase):
     # -- assertions --------------------------------------------------------
 
     def assertPoolMeta(self, res, exitcode=0, time_result='', signal=False,
-                       truncated=False, slots=None):
+                       truncated=False, slots=None, window=True):
         """A pooled run's meta file: the keys of a run without the pool, then
-        pool-slot.  exitcode None: any.  Returns the slot number."""
+        pool-slot.  exitcode None: any; window: expected_meta_keys.  Returns
+        the slot number."""
         d = res.describe()
         self.assertIsNotNone(res.meta_text, 'no meta file written\n' + d)
         self.assertTrue(res.meta_text.endswith('\n'),
@@ -541,7 +542,8 @@ class PoolTestCase(RGTestCase):
                           % (key, d))
             self.assertRegex(val, r'\A' + POOL_META_RE[key] + r'\Z',
                              'bad value for %s\n%s' % (key, d))
-        self.assertEqual(res.keys, expected_meta_keys(signal, truncated)
+        self.assertEqual(res.keys, expected_meta_keys(signal, truncated,
+                                                      window=window)
                          + ['pool-slot'], 'meta key sequence\n' + d)
         self.assertEqual(res.rc, res.i('exitcode'), d)
         if exitcode is not None:
@@ -2544,6 +2546,21 @@ class ReusedSlotLooksFreshTest(PoolTestCase):
                      meta='meta-look')
         self.assertPoolMeta(r, slots=(0,))
         self.assertEqual(r.stdout, 'looked\n', r.describe())
+
+    def test_setup_oom_reports_its_own_cpu_time(self):
+        """A run the OOM killer takes in its set-up (-m 1) never opened its
+        timed window: its cpu-time is its child's, not the slot counter's
+        since some earlier run (v2 cannot zero cpu.stat: a reused slot
+        reported every earlier run's CPU, with -C 1 a time limit where
+        the run had hit its memory limit). Nor has it waits to explain."""
+        r = self.prg('-t', '20', self.prog('spin'), '1.2', meta='meta-spin')
+        self.assertPoolMeta(r, slots=(0,))
+        self.assertGreaterEqual(r.f('cpu-time'), 1.0, r.describe())
+        r = self.prg('-C', '1', '-m', '1', self.prog('hello'),
+                     meta='meta-setup-oom')
+        # time-result empty, and no wait keys
+        self.assertPoolMeta(r, exitcode=137, slots=(0,), window=False)
+        self.assertLess(r.f('cpu-time'), 0.5, r.describe())
 
     def test_lock_left_in_flight_is_let_go(self):
         """A flock on a file every run may open, left in flight in a unix
