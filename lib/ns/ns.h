@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Persisted namespaces of pooled slots. Each slot keeps an IPC, a network
- * and a UTS namespace alive between runs as nsfs bind mounts in a pool
- * directory:
+ * and a UTS namespace alive between runs as nsfs bind mounts in a
+ * directory (the pool directory's ns/, whose layout docs/pool.md's "Files"
+ * describes):
  *
  *   <dir>/<name>.ipc  .net  .uts   bind mounts of /proc/<helper>/ns/...
  *   <dir>/<name>.mq/                the slot IPC namespace's mqueue fs
@@ -29,7 +30,7 @@ enum rg_ns_index {
 };
 
 /*
- * Make dir (created with mode 0755 and parents, if missing) a private
+ * Make dir (created with mode 0700, its missing parents 0755) a private
  * mount point: bind-mounted onto itself, then MS_PRIVATE. The nsfs binds
  * made inside it then neither propagate to other mount namespaces (where
  * copies would keep our namespaces alive after rg_ns_remove) nor receive

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The pool's files, each checked against what runguard makes there: a
- * run checks the files it uses as it opens them (pool_files.c, lease.c); the
- * audit walks all of them at once, for --check.
+ * run checks the files it uses as it opens them (pool_files.c,
+ * lease_pick.c); the audit walks all of them at once, for --check.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -23,7 +23,7 @@
  *                                     the next runner
  *   close (or runguard dies) ------>  the run, if still out, is killed
  *
- * KILL and SCRUB serve a slot whose holder died (lease.c).
+ * KILL and SCRUB serve a slot whose holder died (lease.c, lease_clean.c).
  */
 #ifndef RG_KEEPER_H
 #define RG_KEEPER_H

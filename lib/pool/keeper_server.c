@@ -70,7 +70,7 @@ static long clone_runner(int *pidfd)
 /*
  * The slot's next runner, waiting for its client: its pidfd. A keeper
  * that cannot fork one cannot serve: it goes, and the slot's next holder
- * starts another (lease.c).
+ * starts another (lease_keeper.c).
  */
 static int fork_runner(struct keeper *k)
 {

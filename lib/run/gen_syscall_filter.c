@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * gen-syscall-filter OUTPUT: compile the syscall filter's two variants
- * (per-run and pooled runs) with libseccomp and write them as a C header,
- * which librunguard embeds (syscall_filter.c).
+ * (transient and pooled slots) with libseccomp and write them as a C
+ * header, which librunguard embeds (syscall_filter.c).
  */
 #include <seccomp.h>
 #include <stdio.h>

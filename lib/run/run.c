@@ -587,7 +587,7 @@ static enum rg_outcome run_by_slot(struct run *r, const int dest[2],
 	return res->outcome;
 }
 
-/* docs/design.md §2, steps 5 to 12. */
+/* docs/design.md §2, steps 4 to 12. */
 static enum rg_outcome supervise_run(struct run *r, struct rg_error *err)
 {
 	int dest[2];

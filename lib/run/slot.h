@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A slot is where one run happens: a cgroup and a set of namespaces. One
- * interface, two implementations: a transient slot is created for one run
- * and destroyed after it (what stock runguard does, slot.c); a pooled one
- * is borrowed from the pool and reset after it (lease.c). The run code
- * sees only this interface.
+ * interface, several implementations: a transient slot is created for one
+ * run and destroyed after it (what stock runguard does, slot.c); a pooled
+ * one is borrowed from the pool and reset after it, and a resident one is
+ * a pooled slot whose keeper runs the run (pool/lease.c); the keeper's
+ * runner has a slot of its own (pool/keeper_runner.c). The run code sees
+ * only this interface.
  */
 #ifndef RG_SLOT_H
 #define RG_SLOT_H

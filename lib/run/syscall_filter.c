@@ -16,7 +16,7 @@
 #include "syscall_filter_bpf.h"
 
 static pthread_mutex_t program_lock = PTHREAD_MUTEX_INITIALIZER;
-/* [0]: per-run slots, [1]: pool slots */
+/* [0]: transient slots, [1]: pool slots */
 static struct sock_fprog programs[2];
 
 static int load_program(struct sock_fprog *prog, bool pooled,
