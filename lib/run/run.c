@@ -45,7 +45,7 @@ struct run {
 	struct rg_slot *slot;
 	struct rg_watchdog watchdog;
 	struct rg_child child;
-	bool prepared, spawned, reaped; /* rg_spawn_prepare(), rg_spawn() */
+	bool spawned, reaped;
 	struct rg_supervisor sup;
 	bool sup_ready;
 	/* until the supervisor takes them over (init_supervisor) */
@@ -260,21 +260,16 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return rg_fail(err, errno, "cannot become a child subreaper");
 	rg_cgroup_expect_tasks(r->slot->cgroup);
-	if (rg_spawn_prepare(&r->child, err) < 0)
-		return -1;
-	r->prepared = true;
-	for (int i = 0; i < 2; i++) {
-		/* owned by the stream now */
-		rg_stream_init(&r->streams[i], names[i],
-			       rg_steal_fd(&r->child.pipes.out[i][0]), dest[i],
-			       r->cfg->stream_limit);
-	}
-	if (rg_supervisor_watch_streams(&r->sup, r->streams, err) < 0)
-		return -1;
 	if (rg_slot_spawn(r->slot, &r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;
-	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, err) < 0)
+	for (int i = 0; i < 2; i++) {
+		rg_stream_init(&r->streams[i], names[i], r->child.output_fd[i],
+			       dest[i], r->cfg->stream_limit);
+		r->child.output_fd[i] = -1; /* owned by the stream now */
+	}
+	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, r->streams,
+				 err) < 0)
 		return -1;
 	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
 		return -1;
@@ -562,7 +557,7 @@ static int finish(struct run *r, struct rg_error *err)
 	}
 	if (r->input_fd >= 0)
 		close(r->input_fd);
-	if (r->prepared)
+	if (r->spawned)
 		rg_child_close(&r->child);
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);

@@ -184,43 +184,38 @@ static long clone_child(const struct rg_child_plan *plan,
 	return pid;
 }
 
-int rg_spawn_prepare(struct rg_child *child, struct rg_error *err)
-{
-	child->pid = 0;
-	child->pidfd = child->report_fd = child->go_fd = -1;
-	child->output_fd[0] = child->output_fd[1] = child->stat_fd = -1;
-	child->run_delay_base = child->run_delay_end = -1;
-	child->setup_maxrss_kib = -1;
-	return rg_spawn_pipes_open(&child->pipes, err);
-}
-
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err)
 {
+	struct rg_spawn_pipes p;
 	int pidfd = -1;
 	long pid;
 
-	pid = clone_child(plan, &child->pipes, &pidfd);
+	if (rg_spawn_pipes_open(&p, err) < 0)
+		return -1;
+	pid = clone_child(plan, &p, &pidfd);
 	if (pid < 0) {
 		int errnum = errno;
 
-		rg_spawn_pipes_close(&child->pipes);
+		rg_spawn_pipes_close(&p);
 		return rg_fail(err, errnum, "cannot fork");
 	}
-	rg_spawn_pipes_hand_over(&child->pipes, (pid_t)pid, pidfd, child);
+	rg_spawn_pipes_hand_over(&p, (pid_t)pid, pidfd, child);
 	return 0;
 }
 
-/* Each end moves or is closed: none stays in p. */
 void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 			      struct rg_child *child)
 {
 	child->pid = pid;
 	child->pidfd = pidfd;
-	child->report_fd = rg_steal_fd(&p->report[0]);
-	child->go_fd = rg_steal_fd(&p->go[1]);
-	child->output_fd[0] = rg_steal_fd(&p->out[0][0]);
-	child->output_fd[1] = rg_steal_fd(&p->out[1][0]);
+	child->report_fd = p->report[0];
+	child->go_fd = p->go[1];
+	child->output_fd[0] = p->out[0][0];
+	child->output_fd[1] = p->out[1][0];
+	child->stat_fd = -1;
+	child->run_delay_base = child->run_delay_end = -1;
+	child->setup_maxrss_kib = -1;
 	rg_close_fd(&p->report[1]);
 	rg_close_fd(&p->go[0]);
 	rg_close_fd(&p->out[0][1]);
@@ -296,7 +291,6 @@ int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
 
 void rg_child_close(struct rg_child *child)
 {
-	rg_spawn_pipes_close(&child->pipes);
 	rg_close_fd(&child->pidfd);
 	rg_close_fd(&child->report_fd);
 	rg_close_fd(&child->go_fd);

@@ -126,13 +126,6 @@ struct rg_report {
 	char message[512];
 };
 
-/* The four pipes between parent and child: [0] read end, [1] write end. */
-struct rg_spawn_pipes {
-	int report[2];
-	int go[2];
-	int out[2][2];
-};
-
 struct rg_child {
 	pid_t pid;
 	int pidfd;
@@ -152,11 +145,6 @@ struct rg_child {
 	 * margin) is not the command's.
 	 */
 	int64_t setup_maxrss_kib;
-	/*
-	 * From rg_spawn_prepare() to rg_spawn(): the pipes, both ends (a
-	 * stream may take an output read end first, leaving -1).
-	 */
-	struct rg_spawn_pipes pipes;
 };
 
 /* The pipe ends as the child sees them. */
@@ -165,6 +153,13 @@ struct rg_child_fds {
 	int go_fd;	  /* read end of the barrier pipe */
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
+};
+
+/* The four pipes between parent and child: [0] read end, [1] write end. */
+struct rg_spawn_pipes {
+	int report[2];
+	int go[2];
+	int out[2][2];
 };
 
 /* Close-on-exec, above fd 2, output read ends non-blocking. */
@@ -187,19 +182,10 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			     const struct rg_child_fds *fds);
 
 /*
- * The pipes, before the child exists: its output can be watched from
- * before it runs (a child that opens the window itself is running the
- * command by the time rg_spawn() returns, and the order in which its
- * streams became readable is the order they are forwarded in). Every fd
- * of child is -1 or one of these; rg_child_close() closes them.
- */
-int rg_spawn_prepare(struct rg_child *child, struct rg_error *err);
-
-/*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,
- * directly into the slot's cgroup), with the pipes of rg_spawn_prepare()
- * or new ones. With plan->open_window: vfork it and return once it has
- * exec'd or exited. On failure the pipes are closed.
+ * directly into the slot's cgroup). With plan->open_window: clone it
+ * sharing our memory and return once it has exec'd or exited. On failure
+ * nothing is left open.
  */
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err);

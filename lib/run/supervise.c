@@ -73,22 +73,13 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	return 0;
 }
 
-int rg_supervisor_watch_streams(struct rg_supervisor *sup,
-				struct rg_stream streams[2],
-				struct rg_error *err)
-{
-	sup->streams = streams;
-	for (int i = 0; i < 2; i++)
-		if (watch(sup, streams[i].pipe_fd, TAG_STREAM0 + i, err) < 0)
-			return -1;
-	return 0;
-}
-
 int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_slot *slot, struct rg_error *err)
+			 struct rg_slot *slot, struct rg_stream streams[2],
+			 struct rg_error *err)
 {
 	sup->child = child;
 	sup->slot = slot;
+	sup->streams = streams;
 	if (watch(sup, child->pidfd, TAG_PIDFD, err) < 0)
 		return -1;
 	if (rg_cgroup_sample_interval_ms(slot->cgroup)) {
@@ -99,6 +90,9 @@ int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
 		if (watch(sup, sup->sample_timer_fd, TAG_SAMPLE_TIMER, err) < 0)
 			return -1;
 	}
+	for (int i = 0; i < 2; i++)
+		if (watch(sup, streams[i].pipe_fd, TAG_STREAM0 + i, err) < 0)
+			return -1;
 	return 0;
 }
 

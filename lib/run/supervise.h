@@ -71,17 +71,10 @@ struct rg_supervisor {
 int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 		       int signal_fd, struct rg_error *err);
 
-/*
- * Watch the command's streams: before the child exists, so that streams
- * that became readable before we first wait are forwarded in that order.
- */
-int rg_supervisor_watch_streams(struct rg_supervisor *sup,
-				struct rg_stream streams[2],
-				struct rg_error *err);
-
-/* Watch this child, in this slot. */
+/* Watch this child and its streams. */
 int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_slot *slot, struct rg_error *err);
+			 struct rg_slot *slot, struct rg_stream streams[2],
+			 struct rg_error *err);
 
 /*
  * Start the wall clock (at *start, CLOCK_MONOTONIC, if the child took it;
