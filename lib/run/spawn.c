@@ -123,9 +123,8 @@ static struct rg_child_fds child_fds(const struct rg_spawn_pipes *p)
 
 /*
  * The child shares our memory and stack (vfork) and we sleep until its
- * execve or exit (spawn.h): every signal stays blocked meanwhile, environ
- * (which it set for execvp) is put back, and errno (which it wrote) is
- * not ours to read after a successful vfork.
+ * execve or exit (spawn.h): every signal stays blocked meanwhile, and
+ * what it changed of ours (environ, errno) is put back.
  */
 static long vfork_child(const struct rg_child_plan *plan,
 			const struct rg_spawn_pipes *p, int *pidfd)

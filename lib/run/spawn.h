@@ -103,9 +103,7 @@ struct rg_child_plan {
 	/*
 	 * Set: the child opens the timed window by calling this in our
 	 * memory just before its execve (see above); -1 makes it exit 255
-	 * without exec. Only with no clone flags and no cgroup to clone
-	 * into, and in a process of one thread (another would run beside
-	 * the child in the memory it shares).
+	 * without exec. Only with no clone flags and no cgroup to clone into.
 	 */
 	int (*open_window)(void *arg);
 	void *window_arg;
