@@ -4,20 +4,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
 #include "base/base.h"
-
-extern char **environ;
-
 void rg_child_plan_from_config(struct rg_child_plan *plan,
 			       const struct rg_config *cfg)
 {
@@ -109,80 +104,6 @@ static long clone3_child(const struct rg_child_plan *plan, int *pidfd)
 	return syscall(SYS_clone3, &args, sizeof(args));
 }
 
-/* The child's ends of the pipes, and ours to close in it. */
-static struct rg_child_fds child_fds(const struct rg_spawn_pipes *p)
-{
-	return (struct rg_child_fds){
-		.report_fd = p->report[1],
-		.go_fd = p->go[0],
-		.output_fd = { p->out[0][1], p->out[1][1] },
-		.parent_fd = { p->report[0], p->go[1], p->out[0][0],
-			       p->out[1][0] },
-	};
-}
-
-/*
- * The child shares our memory and stack (vfork) and we sleep until its
- * execve or exit (spawn.h): every signal stays blocked meanwhile, and
- * what it changed of ours (environ, errno) is put back.
- */
-static long vfork_child(const struct rg_child_plan *plan,
-			const struct rg_spawn_pipes *p, int *pidfd)
-{
-	const struct rg_child_fds fds = child_fds(p);
-	char **saved_environ = environ;
-	sigset_t all, saved_mask;
-	pid_t pid;
-	int errnum;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
-	pid = vfork();
-	if (pid == 0)
-		rg_child_main(plan, &fds);
-	errnum = errno;
-	environ = saved_environ;
-	pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
-	if (pid < 0) {
-		errno = errnum;
-		return -1;
-	}
-	/* exec'd or exited by now: it is a zombie at worst, still ours */
-	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (*pidfd < 0) {
-		errnum = errno;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		errno = errnum;
-		return -1;
-	}
-	return pid;
-}
-
-static long clone_child(const struct rg_child_plan *plan,
-			const struct rg_spawn_pipes *p, int *pidfd)
-{
-	struct rg_child_fds fds;
-	long pid;
-
-	if (plan->open_window) {
-		/* it cannot be told where to go: born there, or not at all */
-		if (plan->place.clone_flags ||
-		    rg_cgroup_clone_fd(plan->place.cgroup) >= 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		return vfork_child(plan, p, pidfd);
-	}
-	pid = clone3_child(plan, pidfd);
-	if (pid == 0) {
-		fds = child_fds(p);
-		rg_child_main(plan, &fds);
-	}
-	return pid;
-}
-
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err)
 {
@@ -192,12 +113,23 @@ int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 
 	if (rg_spawn_pipes_open(&p, err) < 0)
 		return -1;
-	pid = clone_child(plan, &p, &pidfd);
+	pid = clone3_child(plan, &pidfd);
 	if (pid < 0) {
 		int errnum = errno;
 
 		rg_spawn_pipes_close(&p);
 		return rg_fail(err, errnum, "cannot fork");
+	}
+	if (pid == 0) {
+		struct rg_child_fds fds = {
+			.report_fd = p.report[1],
+			.go_fd = p.go[0],
+			.output_fd = { p.out[0][1], p.out[1][1] },
+			.parent_fd = { p.report[0], p.go[1], p.out[0][0],
+				       p.out[1][0] },
+		};
+
+		rg_child_main(plan, &fds);
 	}
 	rg_spawn_pipes_hand_over(&p, (pid_t)pid, pidfd, child);
 	return 0;

@@ -13,18 +13,6 @@
  * Reports travel over a close-on-exec pipe: after a successful execve the
  * parent reads EOF; a failed set-up or execve sends one record with the
  * errno and a message.
- *
- * A child born in its slot's cgroup and namespaces (a resident slot's
- * runner spawns it) skips the barrier and opens the window itself:
- *
- *   parent                          child (vfork: our memory, our stack)
- *   vfork, suspended --------------> set-up, READY into the pipe,
- *                                    baselines, start clock (our memory)
- *   resumes at its execve <-------- execve
- *   reads READY, supervises
- *
- * No round trip, and no copy of our page tables and pages charged to the
- * slot (a trivial run's peak showed them).
  */
 #ifndef RG_SPAWN_H
 #define RG_SPAWN_H
@@ -100,13 +88,6 @@ struct rg_child_plan {
 	int stdin_fd; /* becomes the command's fd 0; -1: it starts closed */
 	pid_t parent_pid;
 	const struct rg_caller_state *caller; /* NULL: we are the caller */
-	/*
-	 * Set: the child opens the timed window by calling this in our
-	 * memory just before its execve (see above); -1 makes it exit 255
-	 * without exec. Only with no clone flags and no cgroup to clone into.
-	 */
-	int (*open_window)(void *arg);
-	void *window_arg;
 };
 
 enum rg_report_kind {
@@ -181,9 +162,7 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 
 /*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,
- * directly into the slot's cgroup). With plan->open_window: clone it
- * sharing our memory and return once it has exec'd or exited. On failure
- * nothing is left open.
+ * directly into the slot's cgroup). On failure nothing is left open.
  */
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err);

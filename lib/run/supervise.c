@@ -148,14 +148,10 @@ static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 	return 0;
 }
 
-int rg_supervisor_start(struct rg_supervisor *sup,
-			const struct timespec *start, struct rg_error *err)
+int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err)
 {
 	sup->self_start_delay = rg_task_run_delay(sup->self_stat_fd);
-	if (start)
-		sup->start = *start;
-	else
-		clock_gettime(CLOCK_MONOTONIC, &sup->start);
+	clock_gettime(CLOCK_MONOTONIC, &sup->start);
 	if (sup->sample_timer_fd >= 0 && arm_sampling(sup, err) < 0)
 		return -1;
 	if (sup->cfg->has_wall_limit)

@@ -76,12 +76,8 @@ int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
 			 struct rg_slot *slot, struct rg_stream streams[2],
 			 struct rg_error *err);
 
-/*
- * Start the wall clock (at *start, CLOCK_MONOTONIC, if the child took it;
- * NULL: now) and arm the hard wall timer.
- */
-int rg_supervisor_start(struct rg_supervisor *sup,
-			const struct timespec *start, struct rg_error *err);
+/* Start the wall clock and arm the hard wall timer. */
+int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err);
 
 /*
  * Run until the child exits; the wall clock stops at that moment. Then
