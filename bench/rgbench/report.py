@@ -148,6 +148,14 @@ def text_spaced(name, result):
                      '(min-max)):')
         for i in range(0, len(items), 3):
             lines.append('  ' + '  '.join(items[i:i + 3]))
+    items = ['%s %.0f %%' % (c, 100 * m['over_per_run'])
+             for c in CONTENDERS
+             for m in [result['contenders'][c].get('memory_kib')]
+             if m and m.get('over_per_run') is not None]
+    if items:
+        lines.append('runs reporting more than per-run\'s median + 64 KiB:')
+        for i in range(0, len(items), 3):
+            lines.append('  ' + '  '.join(items[i:i + 3]))
     return lines
 
 

@@ -123,6 +123,17 @@ def memory_kib(records):
             (r.get('meta') or {} for r in records) if 'memory-bytes' in m]
 
 
+def share_over_per_run(kib, contender):
+    """The share of a contender's runs that reported more than the
+    per-run median + 64 KiB (issue 20's bound for a trivial run), or
+    None without per-run figures."""
+    base = median(kib.get('per-run') or [])
+    runs = kib[contender]
+    if base is None or not runs:
+        return None
+    return sum(1 for k in runs if k > base + 64) / len(runs)
+
+
 def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
     plan = Plan(sb.workers)
     for rnd in range(rounds):
@@ -139,6 +150,8 @@ def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
     }
     split = by_contender(records)
     floor = {r['round']: r['dur_ns'] for r in split['floor'][0]}
+    kib = {c: memory_kib(ok) for c, (ok, bad) in split.items()
+           if c != 'floor'}
     for c, (ok, bad) in split.items():
         s = {'n': len(ok), 'duration_ms': summary(ms([r['dur_ns']
                                                       for r in ok]))}
@@ -146,7 +159,8 @@ def run_spaced(sb, rounds, pause_ms=PAUSE_MS):
             s['overhead_ms'] = summary(ms([r['dur_ns'] - floor[r['round']]
                                            for r in ok
                                            if r['round'] in floor]))
-            s['memory_kib'] = summary(memory_kib(ok))
+            s['memory_kib'] = summary(kib[c])
+            s['memory_kib']['over_per_run'] = share_over_per_run(kib, c)
         s.update(failure_info(bad))
         result['contenders'][c] = s
         result['samples'][c] = sample_table(

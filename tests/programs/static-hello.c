@@ -7,6 +7,7 @@
  *                              concatenate the INs into OUT (mode 0755) and
  *                              print $ENTRY_POINT (a stand-in compile script)
  *   static-hello exit N        exit with status N
+ *   static-hello stderr-first  write a line to stderr, then one to stdout
  * Invoked under another name (argv[0] basename), it plays a DOMjudge part:
  *   program                    like "cat" (a submission echoing its input)
  *   run OUT MEMLIMIT IN...     like "compile OUT IN..." (a compile script)
@@ -106,8 +107,14 @@ int main(int argc, char **argv)
 		return do_compile(argv[2], argv + 3, argc - 3);
 	if (argc == 3 && strcmp(argv[1], "exit") == 0)
 		return (int)(parse_long(argv[2]) & 0xff);
+	if (argc == 2 && strcmp(argv[1], "stderr-first") == 0) {
+		/* at once: the streams' order must not depend on our pace */
+		return write(2, "stderr\n", 7) != 7 ||
+		       write(1, "stdout\n", 7) != 7;
+	}
 	if (argc != 1)
-		die_usage(argv[0], "[cat | compile OUT IN... | exit N]");
+		die_usage(argv[0],
+			  "[cat | compile OUT IN... | exit N | stderr-first]");
 
 	printf("hello from static\n");
 	print_cwd(stdout);
