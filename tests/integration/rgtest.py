@@ -338,6 +338,47 @@ def procs_of_uid(uid):
     return result
 
 
+def _proc_text(pid, name):
+    try:
+        with open('/proc/%d/%s' % (pid, name), 'rb') as f:
+            return f.read().decode(errors='replace')
+    except OSError:
+        return ''
+
+
+def stuck_report(pid):
+    """What a call that did not finish was doing: pid, its descendants and
+    every runguard process (keepers, runners and their children), each
+    with its state, wait channel and kernel stack. A hang in a kernel
+    boot of the lab is otherwise gone with the boot."""
+    procs = {}
+    for e in os.listdir('/proc'):
+        if e.isdigit():
+            stat = _proc_text(int(e), 'stat')
+            if stat:
+                # pid (comm) state ppid ...: comm may hold spaces
+                comm = stat[stat.index('(') + 1:stat.rindex(')')]
+                rest = stat[stat.rindex(')') + 2:].split()
+                procs[int(e)] = (comm, rest[0], int(rest[1]))
+    keep = {p for p, (comm, _, _) in procs.items()
+            if p == pid or comm.startswith('runguard')}
+    grew = True
+    while grew:
+        grew = False
+        for p, (_, _, ppid) in procs.items():
+            if ppid in keep and p not in keep:
+                keep.add(p)
+                grew = True
+    lines = []
+    for p in sorted(keep):
+        comm, state, ppid = procs[p]
+        lines.append('%d ppid %d %s %s wchan %s: %s' % (
+            p, ppid, state, comm, _proc_text(p, 'wchan') or '-',
+            _proc_text(p, 'cmdline').replace('\0', ' ')[:200]))
+        lines += ['    ' + x for x in _proc_text(p, 'stack').splitlines()]
+    return '\n'.join(lines)
+
+
 def sanitizer_build():
     """The -fsanitize= of the build under test (RG_SANITIZE), or None."""
     value = os.environ.get('RG_SANITIZE', 'none')
@@ -632,17 +673,23 @@ class RGTestCase(unittest.TestCase):
         """Run runguard with exactly argv (without the binary)."""
         full = [RUNGUARD] + list(argv)
         start = time.monotonic()
-        try:
-            proc = subprocess.run(
+        with subprocess.Popen(
                 full, cwd=cwd or self.tdir, stdin=stdin,
                 stdout=stdout, stderr=stderr,
                 env=env if env is not None else dict(CALLER_ENV),
-                timeout=timeout, pass_fds=pass_fds, preexec_fn=preexec_fn)
-        except subprocess.TimeoutExpired as e:
-            self.fail('runguard did not finish within %s s: %s\nstdout: %r\n'
-                      'stderr: %r' % (timeout, ' '.join(full),
-                                      (e.stdout or b'')[-2000:],
-                                      (e.stderr or b'')[-2000:]))
+                pass_fds=pass_fds, preexec_fn=preexec_fn) as p:
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                # the processes as they hang, before the kill changes them
+                report = stuck_report(p.pid)
+                p.kill()
+                out, err = p.communicate()
+                self.fail('runguard did not finish within %s s: %s\n'
+                          'stdout: %r\nstderr: %r\nprocesses:\n%s'
+                          % (timeout, ' '.join(full), (out or b'')[-2000:],
+                             (err or b'')[-2000:], report))
+        proc = subprocess.CompletedProcess(full, p.returncode, out, err)
         return Result(full, proc, meta_path, time.monotonic() - start)
 
     def rg(self, *args, user=True, meta='meta', **kw):
