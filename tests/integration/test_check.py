@@ -496,24 +496,6 @@ class CheckHostTest(CheckTestCase):
         r = self.check('-u', RUN_USER)
         self.assertEqual(r.status('cgroup.parent'), 'ok', r.describe())
 
-    @unittest.skipUnless(cgroup_mode() == 'v2', 'cgroup v2 only')
-    def test_v2_parent_holds_processes(self):
-        path = os.path.join(CGROOT, CGROUP_PARENT)
-        if os.path.isdir(path):
-            self.skipTest('%s exists: it may be in use' % path)
-        os.makedirs(path)
-        self.addCleanup(os.rmdir, path)
-        p = subprocess.Popen(['sleep', '60'])
-        self.addCleanup(p.wait)
-        self.addCleanup(p.kill)
-        with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
-            f.write(str(p.pid))
-        r = self.check('-u', RUN_USER)
-        d = r.describe()
-        self.assertEqual(r.status('cgroup.parent'), 'error', d)
-        self.assertIn('holds processes', r.items['cgroup.parent']['message'],
-                      d)
-
     @staticmethod
     def write_quietly(path, text):
         try:
@@ -619,6 +601,32 @@ class CheckLibraryTest(RGTestCase):
         self.assertTrue(items['pool'][1].startswith('none (set by the '
                                                     'caller)'), d)
         self.assertEqual(items['cgroup.parent'][0], 0, d)
+
+    @unittest.skipUnless(cgroup_mode() == 'v2', 'cgroup v2 only')
+    def test_v2_parent_holds_processes(self):
+        # a parent of this test's own, below ours: the configured one
+        # exists as soon as an earlier test of the run made a slot in it
+        top = os.path.join(CGROOT, CGROUP_PARENT)
+        if not os.path.isdir(top):
+            os.makedirs(top)
+            self.addCleanup(os.rmdir, top)
+        name = '%s/check-holds-%d' % (CGROUP_PARENT, os.getpid())
+        path = os.path.join(CGROOT, name)
+        os.mkdir(path)
+        self.addCleanup(os.rmdir, path)
+        p = subprocess.Popen(['sleep', '60'])
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
+            f.write(str(p.pid))
+        opts = CheckOptions(ctypes.sizeof(CheckOptions), name.encode(),
+                            False, None, None, None, 0, False, b'the test')
+        items, worst = self.rg_check(opts)
+        d = repr(items)
+        self.assertEqual(worst, 2, d)
+        self.assertEqual(items['cgroup.parent'][0], 2, d)
+        self.assertIn('holds processes', items['cgroup.parent'][1], d)
+        self.assertIn('/%s/cgroup.procs' % name, items['cgroup.parent'][2], d)
 
 
 class CheckPoolTest(PoolTestCase, CheckTestCase):
