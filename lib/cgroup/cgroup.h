@@ -279,6 +279,13 @@ void rg_cgroup_set_resident(struct rg_cgroup *cg, uint64_t bytes);
 int rg_cgroup_populated(struct rg_cgroup *cg, struct rg_error *err);
 
 /*
+ * rg_cgroup_start() was called by a child sharing our memory (spawn.h),
+ * whose CPU clock is not ours: our CPU time counts from now (we slept
+ * from the clone to its execve).
+ */
+void rg_cgroup_reader_starts_now(struct rg_cgroup *cg);
+
+/*
  * The run's numbers, once per rg_cgroup_start(). Read without a start
  * since the last read (a child that died in its set-up), the deltas are
  * unknown (-1): cpu_ns, reader_cpu_ns, major_faults, wait_ns.

@@ -158,6 +158,11 @@ int rg_cgroup_start(struct rg_cgroup *cg, struct rg_error *err)
 	return 0;
 }
 
+void rg_cgroup_reader_starts_now(struct rg_cgroup *cg)
+{
+	cg->reader_cpu_base = rg_cg_reader_cpu_ns();
+}
+
 void rg_cgroup_stop(struct rg_cgroup *cg)
 {
 	rg_psi_stop(&cg->psi);

@@ -27,8 +27,8 @@ struct runner_slot {
 	struct rg_slot slot;	   /* the run's: the slot's cgroup */
 	struct rg_slot child_slot; /* the child's: nothing to join, it is in */
 	bool child_reaped;
-	uint64_t held;	       /* charged before us: the keeper's */
-	int64_t cpu_at_hold;   /* our CPU as the timed window opened, ns */
+	uint64_t held;	     /* charged before the child: ours, the keeper's */
+	int64_t cpu_at_hold; /* our CPU as the timed window opened, ns */
 	uint64_t memory_limit; /* the run's own */
 };
 
@@ -51,10 +51,13 @@ static int64_t own_cpu_ns(void)
 static int runner_spawn(struct rg_slot *slot, const struct rg_child_plan *plan,
 			struct rg_child *child, struct rg_error *err)
 {
+	struct runner_slot *rs = to_runner(slot);
 	struct rg_child_plan p = *plan;
 
 	/* born in the slot's cgroup and namespaces: it joins none */
-	rg_slot_place(&to_runner(slot)->child_slot, &p.place);
+	rg_slot_place(&rs->child_slot, &p.place);
+	/* ours for the run is charged by now: not the run's */
+	rs->held = rg_keeper_slot_held(slot->cgroup);
 	return rg_spawn(&p, child, err);
 }
 
@@ -106,13 +109,13 @@ static int runner_kill(struct rg_slot *slot, struct rg_error *err)
 
 /*
  * Our CPU time in the window counts in the slot's cgroup: not the run's.
- * So does what was charged before we were forked (the keeper's pages):
- * taken off the peak, as the slot's limit has it on top of the run's
- * (rg_slot_memory_limit). Without swap those pages stay charged through
- * the run, so the rest is the run's. The counters move in whole charge
- * batches: a run whose pages came from a batch the slot held shows no
- * rise, and is given the one batch a fresh cgroup would charge it, as
- * per-run. docs/pool.md.
+ * So does what was charged before the child was spawned (the keeper's
+ * pages, ours, our files for the run): taken off the peak, as the slot's
+ * limit has it on top of the run's (rg_slot_memory_limit). Without swap
+ * those pages stay charged through the run, so the rest is the run's.
+ * The counters move in whole charge batches: a run whose pages came from
+ * a batch the slot held shows no rise, and is given the one batch a
+ * fresh cgroup would charge it, as per-run. docs/pool.md.
  */
 static void runner_correct_stats(struct rg_slot *slot,
 				 struct rg_cgroup_stats *st)
@@ -175,7 +178,7 @@ static const struct rg_slot_ops runner_slot_ops = {
 static const struct rg_slot_ops child_slot_ops = { 0 };
 
 static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
-			     const struct rg_wire_plan *w, uint64_t held)
+			     const struct rg_wire_plan *w)
 {
 	memset(rs, 0, sizeof(*rs));
 	rg_slot_init(&rs->slot, &runner_slot_ops);
@@ -184,7 +187,6 @@ static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
 	rg_slot_init(&rs->child_slot, &child_slot_ops);
 	rs->child_slot.namespaces_outlive_run = true;
 	rs->memory_limit = w->cfg.memory_limit;
-	rs->held = held;
 	/* a peak that cannot be reset (v2 5.19-6.11): rg_lease_open_cgroup */
 	if (!w->cfg.pool_v2_exact_peak)
 		rg_cgroup_sample_unresettable_peak(cg);
@@ -269,17 +271,16 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 	struct rg_wire_plan w;
 	struct runner_slot rs;
 	struct rg_config cfg;
-	uint64_t held;
 	int signal_fd;
 
 	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
-	    rg_keeper_slot_ready(a->slot, &held, &err) < 0) {
+	    rg_keeper_slot_ready(a->slot, &err) < 0) {
 		refuse_run(conn, &err);
 		return;
 	}
 	tell_keeper(a, RG_RUNNER_RAN);
 	runner_config(&w, fds, &cfg);
-	runner_slot_init(&rs, a->slot->cgroup, &w, held);
+	runner_slot_init(&rs, a->slot->cgroup, &w);
 	w.plan.stdin_fd = cfg.input.fd;
 	w.caller.cwd_fd = fds[RG_KEEPER_FD_CWD];
 	w.plan.caller = &w.caller;

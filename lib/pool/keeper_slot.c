@@ -44,20 +44,24 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 	return 0;
 }
 
-int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
-			 struct rg_error *err)
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, struct rg_error *err)
 {
-	if (rg_cgroup_keep_private(ks->cgroup, err) < 0)
-		return -1;
-	if (rg_cgroup_memory_usage(ks->cgroup, held, err) < 0)
-		*held = 0;
+	return rg_cgroup_keep_private(ks->cgroup, err);
+}
+
+uint64_t rg_keeper_slot_held(struct rg_cgroup *cg)
+{
+	struct rg_error ignored;
+	uint64_t held;
+
+	if (rg_cgroup_memory_usage(cg, &held, &ignored) < 0)
+		return 0;
 	/*
 	 * Not the page cache the last reset may have left: its owner may
 	 * free it during the run, and the peak would read below the run's
 	 * (memory.stat is too late to tell a page or two).
 	 */
-	*held = *held > RG_CACHE_LEFT_MAX ? *held - RG_CACHE_LEFT_MAX : 0;
-	return 0;
+	return held > RG_CACHE_LEFT_MAX ? held - RG_CACHE_LEFT_MAX : 0;
 }
 
 int rg_keeper_slot_reset(struct rg_keeper_slot *ks, struct rg_error *err)

@@ -32,12 +32,18 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 /*
  * Before a run, in its runner: the cgroup root's alone again if it was
  * chmod'ed since (rg_cgroup_keep_private: no run reads another's
- * counters), and what is charged to it now, the keeper's and the
- * runner's own, less the page cache a reset may leave (*held: a peak
- * never reads below the run's, and up to RG_CACHE_LEFT_MAX above).
+ * counters).
  */
-int rg_keeper_slot_ready(struct rg_keeper_slot *ks, uint64_t *held,
-			 struct rg_error *err);
+int rg_keeper_slot_ready(struct rg_keeper_slot *ks, struct rg_error *err);
+
+/*
+ * Just before the run's child is spawned: what is charged to the cgroup
+ * now, the keeper's and the runner's own (its pipes, event loop and
+ * files for the run included), less the page cache a reset may leave (a
+ * peak never reads below the run's, and up to RG_CACHE_LEFT_MAX above).
+ * 0 if unknown.
+ */
+uint64_t rg_keeper_slot_held(struct rg_cgroup *cg);
 
 /*
  * After a run (its runner and with it every process of the run gone): the

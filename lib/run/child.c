@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The child between clone3 and execve. It may be the child of a
- * multi-threaded process, so it only makes system calls and touches memory
- * the parent prepared: no malloc, no stdio, no glibc set*id wrappers.
- * Every failure is reported to the parent as one record, then _exit(255).
+ * multi-threaded process, or share its parent's memory (spawn.h), so it
+ * only makes system calls and touches memory the parent prepared: no
+ * malloc, no stdio, no glibc set*id wrappers. Every failure is reported
+ * to the parent as one record, then _exit(255).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -351,6 +352,17 @@ static void send_ready(int fd)
 		;
 }
 
+/*
+ * Sharing the parent's memory, which waits for our execve: it reads READY
+ * later, and the window is ours to open.
+ */
+static void open_window(const struct rg_child_plan *plan, int report_fd)
+{
+	send_ready(report_fd);
+	if (plan->open_window(plan->window_arg) < 0)
+		_exit(255);
+}
+
 static void wait_for_release(int report_fd, int go_fd)
 {
 	char go;
@@ -404,6 +416,9 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			fail(report_fd, -rc,
 			     "cannot install the syscall filter", NULL, NULL);
 	}
-	wait_for_release(report_fd, fds->go_fd);
+	if (plan->open_window)
+		open_window(plan, report_fd);
+	else
+		wait_for_release(report_fd, fds->go_fd);
 	exec_command(plan, report_fd);
 }

@@ -45,7 +45,7 @@ struct run {
 	struct rg_slot *slot;
 	struct rg_watchdog watchdog;
 	struct rg_child child;
-	bool spawned, reaped;
+	bool prepared, spawned, reaped; /* rg_spawn_prepare(), rg_spawn() */
 	struct rg_supervisor sup;
 	bool sup_ready;
 	/* until the supervisor takes them over (init_supervisor) */
@@ -57,6 +57,10 @@ struct run {
 	bool signals_blocked;
 	sigset_t saved_mask;
 	struct rg_host_waits host; /* the host's pressure, for the result */
+	/* the child opened the window (plan.open_window), or failed to */
+	bool window_open, window_failed;
+	struct timespec window_start;
+	struct rg_error window_err;
 };
 
 static double timespec_diff(const struct timespec *a, const struct timespec *b)
@@ -206,7 +210,42 @@ static int take_slot(struct run *r, struct rg_error *err)
 	return 0;
 }
 
-/* From clone3 to the child's READY: it waits at the barrier then. */
+/*
+ * In the child, sharing our memory, just before its execve (spawn.h): the
+ * cgroup's baselines, the host's, and the clock, as release_child() takes
+ * them otherwise. We sleep meanwhile; nothing here allocates.
+ */
+static int open_window_in_child(void *arg)
+{
+	struct run *r = arg;
+
+	if (rg_cgroup_start(r->slot->cgroup, &r->window_err) < 0) {
+		r->window_failed = true;
+		return -1;
+	}
+	rg_host_waits_start(&r->host);
+	clock_gettime(CLOCK_MONOTONIC, &r->window_start);
+	r->window_open = true;
+	return 0;
+}
+
+/* A child that opens the window itself did, or we say why not. */
+static int check_window(struct run *r, bool *setup_failed, struct rg_error *err)
+{
+	if (!r->plan.open_window || r->window_open)
+		return 0;
+	if (r->window_failed) {
+		*err = r->window_err;
+		return -1;
+	}
+	*setup_failed = true; /* killed between its READY and execve */
+	return rg_fail(err, 0, "child died during set-up");
+}
+
+/*
+ * From clone3 to the child's READY: it waits at the barrier then, or (if
+ * it opens the window itself) has exec'd already.
+ */
 static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 		       struct rg_error *err)
 {
@@ -221,35 +260,48 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return rg_fail(err, errno, "cannot become a child subreaper");
 	rg_cgroup_expect_tasks(r->slot->cgroup);
+	if (rg_spawn_prepare(&r->child, err) < 0)
+		return -1;
+	r->prepared = true;
+	for (int i = 0; i < 2; i++) {
+		/* owned by the stream now */
+		rg_stream_init(&r->streams[i], names[i],
+			       rg_steal_fd(&r->child.pipes.out[i][0]), dest[i],
+			       r->cfg->stream_limit);
+	}
+	if (rg_supervisor_watch_streams(&r->sup, r->streams, err) < 0)
+		return -1;
 	if (rg_slot_spawn(r->slot, &r->plan, &r->child, err) < 0)
 		return -1;
 	r->spawned = true;
-	for (int i = 0; i < 2; i++) {
-		rg_stream_init(&r->streams[i], names[i], r->child.output_fd[i],
-			       dest[i], r->cfg->stream_limit);
-		r->child.output_fd[i] = -1; /* owned by the stream now */
-	}
-	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, r->streams,
-				 err) < 0)
+	if (rg_supervisor_attach(&r->sup, &r->child, r->slot, err) < 0)
 		return -1;
 	if (rg_spawn_wait_ready(r->cfg, &r->child, setup_failed, err) < 0)
+		return -1;
+	if (check_window(r, setup_failed, err) < 0)
 		return -1;
 	return rg_slot_hold(r->slot, r->child.pid, err);
 }
 
-/* The timed window opens here. */
+/* The timed window opens here, unless the child opened it. */
 static int release_child(struct run *r, struct rg_error *err)
 {
-	if (rg_cgroup_start(r->slot->cgroup, err) < 0)
+	bool by_child = r->window_open;
+
+	if (by_child)
+		rg_cgroup_reader_starts_now(r->slot->cgroup);
+	else if (rg_cgroup_start(r->slot->cgroup, err) < 0)
 		return -1;
-	rg_host_waits_start(&r->host);
+	if (!by_child)
+		rg_host_waits_start(&r->host);
 	r->child.stat_fd = r->supervisor_in_slot ?
 				   rg_task_stat_open_pidfd(r->child.pidfd) :
 				   rg_task_stat_open(r->child.pid);
 	r->child.run_delay_base = rg_task_run_delay(r->child.stat_fd);
-	if (rg_supervisor_start(&r->sup, err) < 0)
+	if (rg_supervisor_start(&r->sup, by_child ? &r->window_start : NULL,
+				err) < 0)
 		return -1;
-	return rg_spawn_release(&r->child, err);
+	return by_child ? 0 : rg_spawn_release(&r->child, err);
 }
 
 static void verdict_limits(const struct rg_config *cfg,
@@ -510,7 +562,7 @@ static int finish(struct run *r, struct rg_error *err)
 	}
 	if (r->input_fd >= 0)
 		close(r->input_fd);
-	if (r->spawned)
+	if (r->prepared)
 		rg_child_close(&r->child);
 	if (r->sup_ready)
 		rg_supervisor_close(&r->sup);
@@ -689,6 +741,9 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.signal_fd = p->signal_fd;
 	r.notify_sock = p->notify_sock;
 	r.supervisor_in_slot = true;
+	/* born in the slot: the child needs no barrier (spawn.h) */
+	r.plan.open_window = open_window_in_child;
+	r.plan.window_arg = &r;
 	outcome = run_child(&r, dest, err);
 	result->outcome = run_outcome(&r, outcome, err);
 	return result->outcome;

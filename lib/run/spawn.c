@@ -4,15 +4,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
 #include "base/base.h"
+
+extern char **environ;
+
 void rg_child_plan_from_config(struct rg_child_plan *plan,
 			       const struct rg_config *cfg)
 {
@@ -104,49 +109,118 @@ static long clone3_child(const struct rg_child_plan *plan, int *pidfd)
 	return syscall(SYS_clone3, &args, sizeof(args));
 }
 
+/* The child's ends of the pipes, and ours to close in it. */
+static struct rg_child_fds child_fds(const struct rg_spawn_pipes *p)
+{
+	return (struct rg_child_fds){
+		.report_fd = p->report[1],
+		.go_fd = p->go[0],
+		.output_fd = { p->out[0][1], p->out[1][1] },
+		.parent_fd = { p->report[0], p->go[1], p->out[0][0],
+			       p->out[1][0] },
+	};
+}
+
+/*
+ * The child shares our memory and stack (vfork) and we sleep until its
+ * execve or exit (spawn.h): every signal stays blocked meanwhile, environ
+ * (which it set for execvp) is put back, and errno (which it wrote) is
+ * not ours to read after a successful vfork.
+ */
+static long vfork_child(const struct rg_child_plan *plan,
+			const struct rg_spawn_pipes *p, int *pidfd)
+{
+	const struct rg_child_fds fds = child_fds(p);
+	char **saved_environ = environ;
+	sigset_t all, saved_mask;
+	pid_t pid;
+	int errnum;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved_mask);
+	pid = vfork();
+	if (pid == 0)
+		rg_child_main(plan, &fds);
+	errnum = errno;
+	environ = saved_environ;
+	pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+	if (pid < 0) {
+		errno = errnum;
+		return -1;
+	}
+	/* exec'd or exited by now: it is a zombie at worst, still ours */
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (*pidfd < 0) {
+		errnum = errno;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		errno = errnum;
+		return -1;
+	}
+	return pid;
+}
+
+static long clone_child(const struct rg_child_plan *plan,
+			const struct rg_spawn_pipes *p, int *pidfd)
+{
+	struct rg_child_fds fds;
+	long pid;
+
+	if (plan->open_window) {
+		/* it cannot be told where to go: born there, or not at all */
+		if (plan->place.clone_flags ||
+		    rg_cgroup_clone_fd(plan->place.cgroup) >= 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		return vfork_child(plan, p, pidfd);
+	}
+	pid = clone3_child(plan, pidfd);
+	if (pid == 0) {
+		fds = child_fds(p);
+		rg_child_main(plan, &fds);
+	}
+	return pid;
+}
+
+int rg_spawn_prepare(struct rg_child *child, struct rg_error *err)
+{
+	child->pid = 0;
+	child->pidfd = child->report_fd = child->go_fd = -1;
+	child->output_fd[0] = child->output_fd[1] = child->stat_fd = -1;
+	child->run_delay_base = child->run_delay_end = -1;
+	child->setup_maxrss_kib = -1;
+	return rg_spawn_pipes_open(&child->pipes, err);
+}
+
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err)
 {
-	struct rg_spawn_pipes p;
 	int pidfd = -1;
 	long pid;
 
-	if (rg_spawn_pipes_open(&p, err) < 0)
-		return -1;
-	pid = clone3_child(plan, &pidfd);
+	pid = clone_child(plan, &child->pipes, &pidfd);
 	if (pid < 0) {
 		int errnum = errno;
 
-		rg_spawn_pipes_close(&p);
+		rg_spawn_pipes_close(&child->pipes);
 		return rg_fail(err, errnum, "cannot fork");
 	}
-	if (pid == 0) {
-		struct rg_child_fds fds = {
-			.report_fd = p.report[1],
-			.go_fd = p.go[0],
-			.output_fd = { p.out[0][1], p.out[1][1] },
-			.parent_fd = { p.report[0], p.go[1], p.out[0][0],
-				       p.out[1][0] },
-		};
-
-		rg_child_main(plan, &fds);
-	}
-	rg_spawn_pipes_hand_over(&p, (pid_t)pid, pidfd, child);
+	rg_spawn_pipes_hand_over(&child->pipes, (pid_t)pid, pidfd, child);
 	return 0;
 }
 
+/* Each end moves or is closed: none stays in p. */
 void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
 			      struct rg_child *child)
 {
 	child->pid = pid;
 	child->pidfd = pidfd;
-	child->report_fd = p->report[0];
-	child->go_fd = p->go[1];
-	child->output_fd[0] = p->out[0][0];
-	child->output_fd[1] = p->out[1][0];
-	child->stat_fd = -1;
-	child->run_delay_base = child->run_delay_end = -1;
-	child->setup_maxrss_kib = -1;
+	child->report_fd = rg_steal_fd(&p->report[0]);
+	child->go_fd = rg_steal_fd(&p->go[1]);
+	child->output_fd[0] = rg_steal_fd(&p->out[0][0]);
+	child->output_fd[1] = rg_steal_fd(&p->out[1][0]);
 	rg_close_fd(&p->report[1]);
 	rg_close_fd(&p->go[0]);
 	rg_close_fd(&p->out[0][1]);
@@ -222,6 +296,7 @@ int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
 
 void rg_child_close(struct rg_child *child)
 {
+	rg_spawn_pipes_close(&child->pipes);
 	rg_close_fd(&child->pidfd);
 	rg_close_fd(&child->report_fd);
 	rg_close_fd(&child->go_fd);

@@ -13,6 +13,18 @@
  * Reports travel over a close-on-exec pipe: after a successful execve the
  * parent reads EOF; a failed set-up or execve sends one record with the
  * errno and a message.
+ *
+ * A child born in its slot's cgroup and namespaces (a resident slot's
+ * runner spawns it) skips the barrier and opens the window itself:
+ *
+ *   parent                          child (vfork: our memory, our stack)
+ *   vfork, suspended --------------> set-up, READY into the pipe,
+ *                                    baselines, start clock (our memory)
+ *   resumes at its execve <-------- execve
+ *   reads READY, supervises
+ *
+ * No round trip, and no copy of our page tables and pages charged to the
+ * slot (a trivial run's peak showed them).
  */
 #ifndef RG_SPAWN_H
 #define RG_SPAWN_H
@@ -88,6 +100,15 @@ struct rg_child_plan {
 	int stdin_fd; /* becomes the command's fd 0; -1: it starts closed */
 	pid_t parent_pid;
 	const struct rg_caller_state *caller; /* NULL: we are the caller */
+	/*
+	 * Set: the child opens the timed window by calling this in our
+	 * memory just before its execve (see above); -1 makes it exit 255
+	 * without exec. Only with no clone flags and no cgroup to clone
+	 * into, and in a process of one thread (another would run beside
+	 * the child in the memory it shares).
+	 */
+	int (*open_window)(void *arg);
+	void *window_arg;
 };
 
 enum rg_report_kind {
@@ -103,6 +124,13 @@ struct rg_report {
 	int errnum;
 	int64_t maxrss_kib; /* READY: the child's own so far (getrusage) */
 	char message[512];
+};
+
+/* The four pipes between parent and child: [0] read end, [1] write end. */
+struct rg_spawn_pipes {
+	int report[2];
+	int go[2];
+	int out[2][2];
 };
 
 struct rg_child {
@@ -124,6 +152,11 @@ struct rg_child {
 	 * margin) is not the command's.
 	 */
 	int64_t setup_maxrss_kib;
+	/*
+	 * From rg_spawn_prepare() to rg_spawn(): the pipes, both ends (a
+	 * stream may take an output read end first, leaving -1).
+	 */
+	struct rg_spawn_pipes pipes;
 };
 
 /* The pipe ends as the child sees them. */
@@ -132,13 +165,6 @@ struct rg_child_fds {
 	int go_fd;	  /* read end of the barrier pipe */
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
-};
-
-/* The four pipes between parent and child: [0] read end, [1] write end. */
-struct rg_spawn_pipes {
-	int report[2];
-	int go[2];
-	int out[2][2];
 };
 
 /* Close-on-exec, above fd 2, output read ends non-blocking. */
@@ -161,8 +187,19 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			     const struct rg_child_fds *fds);
 
 /*
+ * The pipes, before the child exists: its output can be watched from
+ * before it runs (a child that opens the window itself is running the
+ * command by the time rg_spawn() returns, and the order in which its
+ * streams became readable is the order they are forwarded in). Every fd
+ * of child is -1 or one of these; rg_child_close() closes them.
+ */
+int rg_spawn_prepare(struct rg_child *child, struct rg_error *err);
+
+/*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,
- * directly into the slot's cgroup). On failure nothing is left open.
+ * directly into the slot's cgroup), with the pipes of rg_spawn_prepare()
+ * or new ones. With plan->open_window: vfork it and return once it has
+ * exec'd or exited. On failure the pipes are closed.
  */
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err);

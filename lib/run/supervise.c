@@ -73,13 +73,22 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 	return 0;
 }
 
+int rg_supervisor_watch_streams(struct rg_supervisor *sup,
+				struct rg_stream streams[2],
+				struct rg_error *err)
+{
+	sup->streams = streams;
+	for (int i = 0; i < 2; i++)
+		if (watch(sup, streams[i].pipe_fd, TAG_STREAM0 + i, err) < 0)
+			return -1;
+	return 0;
+}
+
 int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_slot *slot, struct rg_stream streams[2],
-			 struct rg_error *err)
+			 struct rg_slot *slot, struct rg_error *err)
 {
 	sup->child = child;
 	sup->slot = slot;
-	sup->streams = streams;
 	if (watch(sup, child->pidfd, TAG_PIDFD, err) < 0)
 		return -1;
 	if (rg_cgroup_sample_interval_ms(slot->cgroup)) {
@@ -90,9 +99,6 @@ int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
 		if (watch(sup, sup->sample_timer_fd, TAG_SAMPLE_TIMER, err) < 0)
 			return -1;
 	}
-	for (int i = 0; i < 2; i++)
-		if (watch(sup, streams[i].pipe_fd, TAG_STREAM0 + i, err) < 0)
-			return -1;
 	return 0;
 }
 
@@ -148,10 +154,14 @@ static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 	return 0;
 }
 
-int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err)
+int rg_supervisor_start(struct rg_supervisor *sup,
+			const struct timespec *start, struct rg_error *err)
 {
 	sup->self_start_delay = rg_task_run_delay(sup->self_stat_fd);
-	clock_gettime(CLOCK_MONOTONIC, &sup->start);
+	if (start)
+		sup->start = *start;
+	else
+		clock_gettime(CLOCK_MONOTONIC, &sup->start);
 	if (sup->sample_timer_fd >= 0 && arm_sampling(sup, err) < 0)
 		return -1;
 	if (sup->cfg->has_wall_limit)

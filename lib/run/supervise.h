@@ -71,13 +71,24 @@ struct rg_supervisor {
 int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 		       int signal_fd, struct rg_error *err);
 
-/* Watch this child and its streams. */
-int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
-			 struct rg_slot *slot, struct rg_stream streams[2],
-			 struct rg_error *err);
+/*
+ * Watch the command's streams: before the child exists, so that streams
+ * that became readable before we first wait are forwarded in that order.
+ */
+int rg_supervisor_watch_streams(struct rg_supervisor *sup,
+				struct rg_stream streams[2],
+				struct rg_error *err);
 
-/* Start the wall clock and arm the hard wall timer. */
-int rg_supervisor_start(struct rg_supervisor *sup, struct rg_error *err);
+/* Watch this child, in this slot. */
+int rg_supervisor_attach(struct rg_supervisor *sup, struct rg_child *child,
+			 struct rg_slot *slot, struct rg_error *err);
+
+/*
+ * Start the wall clock (at *start, CLOCK_MONOTONIC, if the child took it;
+ * NULL: now) and arm the hard wall timer.
+ */
+int rg_supervisor_start(struct rg_supervisor *sup,
+			const struct timespec *start, struct rg_error *err);
 
 /*
  * Run until the child exits; the wall clock stops at that moment. Then

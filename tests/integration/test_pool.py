@@ -2917,11 +2917,10 @@ class ResidentSlotTest(PoolTestCase):
     def test_streams_forwarded_in_the_order_they_became_readable(self):
         """runguard's stdout and stderr into one file (DOMjudge's compile
         step, 2>&1): a program that writes stderr before stdout shows its
-        lines in that order, resident as per-run. The streams must be
-        watched before the command runs: a resident child that ran it
-        before its runner watched them (a vforked child, tried and
-        reverted) had them forwarded stdout first in 67 of 100 runs with
-        the CPUs busy."""
+        lines in that order, resident as per-run. A resident child runs
+        the command before its runner gets on again (spawn.h): while the
+        runner watched its streams only after that, they were forwarded
+        stdout first in 67 of 100 runs with the CPUs busy."""
         args = [self.prog('static-hello'), 'stderr-first']
         busy = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])
                 for _ in range(len(os.sched_getaffinity(0)))]
