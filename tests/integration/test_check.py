@@ -605,29 +605,37 @@ class CheckLibraryTest(RGTestCase):
     @unittest.skipUnless(cgroup_mode() == 'v2', 'cgroup v2 only')
     def test_v2_parent_holds_processes(self):
         # a parent of this test's own, below ours: the configured one
-        # exists as soon as an earlier test of the run made a slot in it
+        # exists as soon as an earlier test of the run made a slot in it.
+        # Removed in the test, not in a cleanup: tearDown looks for
+        # cgroups left behind before cleanups run.
         top = os.path.join(CGROOT, CGROUP_PARENT)
-        if not os.path.isdir(top):
+        made_top = not os.path.isdir(top)
+        if made_top:
             os.makedirs(top)
-            self.addCleanup(os.rmdir, top)
         name = '%s/check-holds-%d' % (CGROUP_PARENT, os.getpid())
         path = os.path.join(CGROOT, name)
         os.mkdir(path)
-        self.addCleanup(os.rmdir, path)
-        p = subprocess.Popen(['sleep', '60'])
-        self.addCleanup(p.wait)
-        self.addCleanup(p.kill)
-        with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
-            f.write(str(p.pid))
-        opts = CheckOptions(ctypes.sizeof(CheckOptions), name.encode(),
-                            False, None, None, None, 0, False, b'the test')
-        items, worst = self.rg_check(opts)
+        p = None
+        try:
+            p = subprocess.Popen(['sleep', '60'])
+            with open(os.path.join(path, 'cgroup.procs'), 'w') as f:
+                f.write(str(p.pid))
+            opts = CheckOptions(ctypes.sizeof(CheckOptions), name.encode(),
+                                False, None, None, None, 0, False,
+                                b'the test')
+            items, worst = self.rg_check(opts)
+        finally:
+            if p:
+                p.kill()
+                p.wait()
+            os.rmdir(path)
+            if made_top:
+                os.rmdir(top)
         d = repr(items)
         self.assertEqual(worst, 2, d)
         self.assertEqual(items['cgroup.parent'][0], 2, d)
         self.assertIn('holds processes', items['cgroup.parent'][1], d)
         self.assertIn('/%s/cgroup.procs' % name, items['cgroup.parent'][2], d)
-
 
 class CheckPoolTest(PoolTestCase, CheckTestCase):
     """The pool item against a pool in each state."""
