@@ -385,7 +385,8 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 
 	/* without this a dead supervisor would never look like EOF */
 	for (int i = 0; i < 4; i++)
-		close(fds->parent_fd[i]);
+		if (fds->parent_fd[i] >= 0) /* -1: a stream's, CLOEXEC */
+			close(fds->parent_fd[i]);
 	adopt_caller_state(plan->caller, report_fd);
 	join_slot(&plan->place, report_fd);
 	/*

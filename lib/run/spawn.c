@@ -65,7 +65,7 @@ static int make_pipe(int fds[2], struct rg_error *err)
 	return 0;
 }
 
-void rg_spawn_pipes_close(struct rg_spawn_pipes *p)
+static void spawn_pipes_close(struct rg_spawn_pipes *p)
 {
 	for (int i = 0; i < 2; i++) {
 		rg_close_fd(&p->report[i]);
@@ -75,18 +75,18 @@ void rg_spawn_pipes_close(struct rg_spawn_pipes *p)
 	}
 }
 
-int rg_spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err)
+static int spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err)
 {
 	memset(p, -1, sizeof(*p));
 	if (make_pipe(p->report, err) < 0 || make_pipe(p->go, err) < 0 ||
 	    make_pipe(p->out[0], err) < 0 || make_pipe(p->out[1], err) < 0) {
-		rg_spawn_pipes_close(p);
+		spawn_pipes_close(p);
 		return -1;
 	}
 	/* the supervisor never blocks on the command's output */
 	for (int i = 0; i < 2; i++)
 		if (fcntl(p->out[i][0], F_SETFL, O_NONBLOCK) < 0) {
-			rg_spawn_pipes_close(p);
+			spawn_pipes_close(p);
 			return rg_fail(err, errno, "setting O_NONBLOCK");
 		}
 	return 0;
@@ -184,14 +184,28 @@ static long clone_child(const struct rg_child_plan *plan,
 	return pid;
 }
 
+/*
+ * The child exists: our ends move into child, its ends are closed, and
+ * none stays in p (the output read ends went to the streams before).
+ */
+static void spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid,
+				  int pidfd, struct rg_child *child)
+{
+	child->pid = pid;
+	child->pidfd = pidfd;
+	child->report_fd = rg_steal_fd(&p->report[0]);
+	child->go_fd = rg_steal_fd(&p->go[1]);
+	spawn_pipes_close(p);
+}
+
 int rg_spawn_prepare(struct rg_child *child, struct rg_error *err)
 {
 	child->pid = 0;
 	child->pidfd = child->report_fd = child->go_fd = -1;
-	child->output_fd[0] = child->output_fd[1] = child->stat_fd = -1;
+	child->stat_fd = -1;
 	child->run_delay_base = child->run_delay_end = -1;
 	child->setup_maxrss_kib = -1;
-	return rg_spawn_pipes_open(&child->pipes, err);
+	return spawn_pipes_open(&child->pipes, err);
 }
 
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
@@ -204,27 +218,11 @@ int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	if (pid < 0) {
 		int errnum = errno;
 
-		rg_spawn_pipes_close(&child->pipes);
+		spawn_pipes_close(&child->pipes);
 		return rg_fail(err, errnum, "cannot fork");
 	}
-	rg_spawn_pipes_hand_over(&child->pipes, (pid_t)pid, pidfd, child);
+	spawn_pipes_hand_over(&child->pipes, (pid_t)pid, pidfd, child);
 	return 0;
-}
-
-/* Each end moves or is closed: none stays in p. */
-void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
-			      struct rg_child *child)
-{
-	child->pid = pid;
-	child->pidfd = pidfd;
-	child->report_fd = rg_steal_fd(&p->report[0]);
-	child->go_fd = rg_steal_fd(&p->go[1]);
-	child->output_fd[0] = rg_steal_fd(&p->out[0][0]);
-	child->output_fd[1] = rg_steal_fd(&p->out[1][0]);
-	rg_close_fd(&p->report[1]);
-	rg_close_fd(&p->go[0]);
-	rg_close_fd(&p->out[0][1]);
-	rg_close_fd(&p->out[1][1]);
 }
 
 static ssize_t read_report(int fd, struct rg_report *r)
@@ -296,11 +294,9 @@ int rg_spawn_exec_failed(struct rg_child *child, int *errnum)
 
 void rg_child_close(struct rg_child *child)
 {
-	rg_spawn_pipes_close(&child->pipes);
+	spawn_pipes_close(&child->pipes);
 	rg_close_fd(&child->pidfd);
 	rg_close_fd(&child->report_fd);
 	rg_close_fd(&child->go_fd);
-	rg_close_fd(&child->output_fd[0]);
-	rg_close_fd(&child->output_fd[1]);
 	rg_close_fd(&child->stat_fd);
 }

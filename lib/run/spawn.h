@@ -136,9 +136,8 @@ struct rg_spawn_pipes {
 struct rg_child {
 	pid_t pid;
 	int pidfd;
-	int report_fd;	  /* read end of the report pipe */
-	int go_fd;	  /* write end of the barrier pipe */
-	int output_fd[2]; /* read ends of the stdout/stderr pipes */
+	int report_fd; /* read end of the report pipe */
+	int go_fd;     /* write end of the barrier pipe */
 	/*
 	 * Its wait on a run queue (waits.h) as the timed window opened and
 	 * as it ended, ns (-1 unknown), read through stat_fd (-1).
@@ -153,8 +152,9 @@ struct rg_child {
 	 */
 	int64_t setup_maxrss_kib;
 	/*
-	 * From rg_spawn_prepare() to rg_spawn(): the pipes, both ends (a
-	 * stream may take an output read end first, leaving -1).
+	 * From rg_spawn_prepare() to rg_spawn(): the pipes, both ends. The
+	 * output read ends are the streams' (rg_stream_init) before the
+	 * child exists; rg_spawn() moves the rest into the fields above.
 	 */
 	struct rg_spawn_pipes pipes;
 };
@@ -166,14 +166,6 @@ struct rg_child_fds {
 	int output_fd[2]; /* write ends of the stdout/stderr pipes */
 	int parent_fd[4]; /* the parent's ends, closed first */
 };
-
-/* Close-on-exec, above fd 2, output read ends non-blocking. */
-int rg_spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err);
-void rg_spawn_pipes_close(struct rg_spawn_pipes *p);
-
-/* The child exists: its ends are closed here, ours move into child. */
-void rg_spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid, int pidfd,
-			      struct rg_child *child);
 
 /*
  * What of cfg the child reads: settings and the strings (pointing into
@@ -187,19 +179,20 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
 			     const struct rg_child_fds *fds);
 
 /*
- * The pipes, before the child exists: its output can be watched from
- * before it runs (a child that opens the window itself is running the
- * command by the time rg_spawn() returns, and the order in which its
- * streams became readable is the order they are forwarded in). Every fd
- * of child is -1 or one of these; rg_child_close() closes them.
+ * The pipes (close-on-exec, above fd 2, output read ends non-blocking),
+ * before the child exists: its output can be watched from before it runs
+ * (a child that opens the window itself is running the command by the
+ * time rg_spawn() returns, and the order in which its streams became
+ * readable is the order they are forwarded in). Every fd of child is -1
+ * or one of these; rg_child_close() closes them.
  */
 int rg_spawn_prepare(struct rg_child *child, struct rg_error *err);
 
 /*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,
- * directly into the slot's cgroup), with the pipes of rg_spawn_prepare()
- * or new ones. With plan->open_window: vfork it and return once it has
- * exec'd or exited. On failure the pipes are closed.
+ * directly into the slot's cgroup), with the pipes of rg_spawn_prepare(),
+ * which comes first. With plan->open_window: vfork it and return once it
+ * has exec'd or exited. On failure the pipes are closed.
  */
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 	     struct rg_error *err);
