@@ -2,6 +2,7 @@
 """Escaping grandchildren, fork bombs, SIGTERM to runguard, stopped children,
 the -U runpipe pid.  tearDown checks that no cgroup and no process is left."""
 
+import os
 import re
 import signal
 import subprocess
@@ -34,7 +35,12 @@ class CleanupTest(RGTestCase):
         m = re.search(r'forks=(\d+) fails=(\d+) errno=(\S+)', res.stdout)
         self.assertIsNotNone(m, res.describe())
         forks, fails = int(m.group(1)), int(m.group(2))
-        self.assertLessEqual(forks, 9, res.describe())
+        # 10 processes of the uid: 9 forks. The kernel checks the count
+        # before it raises it (copy_process, then copy_creds), so forks on
+        # other CPUs at that moment pass too: 10 in a 5.10 boot of 8 vCPUs.
+        # Unbounded, the bomb makes 84.
+        self.assertLessEqual(forks, 9 + (os.cpu_count() or 1) - 1,
+                             res.describe())
         self.assertGreater(fails, 0, res.describe())
         self.assertEqual(m.group(3), 'EAGAIN')
         self.assertLess(res.elapsed, 15)
