@@ -26,6 +26,7 @@
 #include "cgroup/cgroup.h"
 #include "rg-build-config.h"
 #include "base/base.h"
+#include "pool/keeper_image.h"
 #include "pool/keeper_proto.h"
 #include "pool/keeper_wire.h"
 #include "ns/ns.h"
@@ -305,6 +306,8 @@ int rg_keeper_start(int dir_fd, const char *name, const int ns_fd[],
 	exe_fd = rg_keeper_open_exe(exe, sizeof(exe), err);
 	if (exe_fd < 0)
 		return -1;
+	/* its code charged to us, not to the slot (keeper_image.h) */
+	rg_keeper_image_preload(exe_fd);
 	if (bind_listener(dir_fd, name, &listen_fd, err) < 0) {
 		close(exe_fd);
 		return -1;

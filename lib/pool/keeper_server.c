@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "pool/keeper_image.h"
 #include "pool/keeper_proto.h"
 #include "pool/keeper_runner.h"
 #include "pool/keeper_slot.h"
@@ -184,6 +185,11 @@ int rg_keeper_main(int argc, char **argv)
 	if (sigaction(SIGCHLD, &ign, NULL) < 0)
 		errnum = errno;
 	prctl(PR_SET_NAME, RG_KEEPER_NAME, 0, 0, 0);
+	/*
+	 * Before the slot's charges are taken as ours (set_up). A keeper
+	 * that may not lock serves as well (keeper_image.h).
+	 */
+	(void)rg_keeper_image_lock();
 	if (!errnum)
 		errnum = set_up(&k, argv[2]);
 	/* ready with the first runner: what the slot holds is then all

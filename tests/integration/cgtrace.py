@@ -108,8 +108,12 @@ class CgroupTracer:
     /proc/<helper>/root."""
 
     def __init__(self, kmem=False, name='rgtest', attach=False, setns=False,
-                 reclaim=False):
+                 reclaim=False, page_cache_ino=None):
         self.want_kmem = kmem
+        # pages added to the page cache for this inode number
+        self.page_cache_ino = page_cache_ino
+        # None when they are traced, else why not
+        self.page_cache_unavailable = 'not requested'
         self.want_attach = attach
         self.want_setns = setns
         self.want_reclaim = reclaim
@@ -174,6 +178,8 @@ class CgroupTracer:
                 self.setns_unavailable = self.enable_setns()
             if self.want_reclaim:
                 self.reclaim_unavailable = self.enable_reclaim()
+            if self.page_cache_ino is not None:
+                self.page_cache_unavailable = self.enable_page_cache()
         except OSError as e:
             self.close()
             return 'cannot set up a tracefs instance: %s' % e
@@ -227,6 +233,23 @@ class CgroupTracer:
                             'no vmscan:mm_vmscan_memcg_reclaim_begin '
                             'tracepoint')
 
+    def enable_page_cache(self):
+        """Enable the addition of a page to the page cache, for the inode
+        number asked for (the device is the caller's to check: the trace
+        prints it as major:minor); return None or why not."""
+        ev = os.path.join(self.inst, 'events', 'filemap',
+                          'mm_filemap_add_to_page_cache')
+        if not os.path.isdir(ev):
+            return 'no filemap:mm_filemap_add_to_page_cache tracepoint'
+        try:
+            with open(os.path.join(ev, 'filter'), 'w') as f:
+                f.write('i_ino == %d' % self.page_cache_ino)
+            with open(os.path.join(ev, 'enable'), 'w') as f:
+                f.write('1')
+        except OSError as e:
+            return 'cannot enable mm_filemap_add_to_page_cache: %s' % e
+        return None
+
     def mark(self, text):
         """A line of ours in the trace, between the kernel's events."""
         self._write('trace_marker', text)
@@ -252,6 +275,7 @@ class CgroupTracer:
                     and ('cgroup_' in ln or 'kmem_cache_alloc' in ln
                          or 'sys_setns(' in ln
                          or 'mm_vmscan_memcg_reclaim_begin' in ln
+                         or 'mm_filemap_add_to_page_cache' in ln
                          or 'tracing_mark_write' in ln)]
 
     def close(self):

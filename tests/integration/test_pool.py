@@ -11,9 +11,11 @@ and processes of the run user.  The test programs are tests/programs
 (poolprobe for the pool-specific fixtures).
 """
 
+import ctypes
 import fcntl
 import glob
 import json
+import mmap
 import os
 import re
 import resource
@@ -2783,6 +2785,45 @@ def slot_pids(pool_cgroup, comm):
     return sorted(set(pids))
 
 
+def keeper_executable():
+    """The runguard-keeper that runguard starts (lib/pool/keeper.c): the
+    build tree's, else the one next to runguard; None if neither."""
+    here = os.path.dirname(os.path.realpath(rgtest.RUNGUARD))
+    for path in (os.path.join(os.path.dirname(here), 'keeper',
+                              'runguard-keeper'),
+                 os.path.join(here, 'runguard-keeper')):
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def cached_pages(path):
+    """(pages of path in the page cache, pages of path), by mincore(2)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t,
+                             ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.path.getsize(path)
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if addr is None or addr == ctypes.c_void_p(-1).value:
+            raise OSError(ctypes.get_errno(), 'mmap of %s' % path)
+        try:
+            vec = ctypes.create_string_buffer(pages)
+            if libc.mincore(addr, size, vec) != 0:
+                raise OSError(ctypes.get_errno(), 'mincore of %s' % path)
+            return sum(b & 1 for b in vec.raw), pages
+        finally:
+            libc.munmap(addr, size)
+    finally:
+        os.close(fd)
+
+
 def keeper_pids(pool_cgroup):
     """The keepers (comm runguard-keeper) in the pool's memory cgroups; not
     a runner its keeper forked that has not named itself yet."""
@@ -3036,6 +3077,75 @@ class ResidentSlotTest(PoolTestCase):
         self.assertLessEqual(reclaims, runs // 4,
                              '%d reclaims by keepers in %d runs'
                              % (reclaims, runs))
+
+    def test_keeper_code_is_read_once(self):
+        """After a judgehost's boot the keeper executable is in no page
+        cache, and a page is charged to the memory cgroup of whoever reads
+        it first. A keeper that read its code in its slot had each reset
+        reclaim that code with the runs' leftovers, and the next runner
+        read it again: 170 pages and a reclaim after every trivial run
+        (6.18, cgroup v1). The code is read before the keeper joins its
+        slot, and locked (lib/pool/keeper_image.h): no run reads it again
+        or costs a reclaim."""
+        runs = 16
+        exe = keeper_executable()
+        if not exe:
+            self.skipTest('no runguard-keeper next to %s' % rgtest.RUNGUARD)
+        # as after a boot: written back, then out of the page cache
+        fd = os.open(exe, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+        cached, pages = cached_pages(exe)
+        print('test_pool: %s: %d of %d pages cached after dropping them'
+              % (exe, cached, pages))
+        if cached > pages // 2:
+            self.skipTest('%s stays in the page cache (%d of %d pages; '
+                          'tmpfs, or mapped by other keepers)'
+                          % (exe, cached, pages))
+        hello = self.prog('static-hello')
+        for i in range(2):
+            self.assertPoolMeta(self.prg('-t', '20', hello,
+                                         meta='meta-warm-%d' % i))
+        st = os.stat(exe)
+        tracer = CgroupTracer(reclaim=True, page_cache_ino=st.st_ino,
+                              name='rgimage')
+        reason = tracer.start() or tracer.page_cache_unavailable
+        if reason:
+            tracer.close()
+            self.skipTest('page cache additions are not traced here: %s'
+                          % reason)
+        try:
+            for i in range(runs):
+                self.assertPoolMeta(self.prg('-t', '20', hello,
+                                             meta='meta-%d' % i))
+                tracer.mark('rgtest run %d' % i)
+            events = tracer.stop()
+        finally:
+            tracer.close()
+        dev = 'dev %d:%d ' % (os.major(st.st_dev), os.minor(st.st_dev))
+        added = [e for e in events
+                 if 'mm_filemap_add_to_page_cache' in e and dev in e]
+        self.assertEqual(added[:5], [], '%d pages of %s read again in %d '
+                         'runs' % (len(added), exe, runs))
+        reclaims, current = 0, False
+        for line in events:
+            ev = parse_event(line)
+            if not ev or ev.event == 'tracing_mark_write':
+                current = False
+            elif (ev.event == 'mm_vmscan_memcg_reclaim_begin' and
+                  ev.comm == 'runguard-keeper' and not current):
+                reclaims, current = reclaims + 1, True
+        print('test_pool: %d reclaims by keepers in %d runs%s'
+              % (reclaims, runs, '' if not tracer.reclaim_unavailable
+                 else ' (not traced: %s)' % tracer.reclaim_unavailable))
+        if not rgtest.sanitizer_build():
+            # the sanitizer's allocator leaves more than the reset keeps
+            self.assertLessEqual(reclaims, runs // 4,
+                                 '%d reclaims by keepers in %d runs'
+                                 % (reclaims, runs))
 
     def test_keeper_stays_and_serves_many_runs(self):
         for i in range(3):
