@@ -35,6 +35,10 @@ struct runner_slot {
 /* The reply is large (its log): not on the stack of a forked process. */
 static struct rg_keeper_result reply;
 
+/* Made while we wait for the call, not in it (prepare()). */
+static struct rg_run_prep prep;
+static bool bounding_set_empty;
+
 static struct runner_slot *to_runner(struct rg_slot *slot)
 {
 	return rg_container_of(slot, struct runner_slot, slot);
@@ -279,6 +283,8 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 		return;
 	}
 	tell_keeper(a, RG_RUNNER_RAN);
+	/* ours to say, not the client's */
+	w.plan.privs.bounding_set_empty = bounding_set_empty;
 	runner_config(&w, fds, &cfg);
 	runner_slot_init(&rs, a->slot->cgroup, &w);
 	w.plan.stdin_fd = cfg.input.fd;
@@ -297,6 +303,7 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 			.slot = &rs.slot,
 			.signal_fd = signal_fd,
 			.notify_sock = signal_fd,
+			.prep = &prep,
 		};
 		outcome = rg_run_planned(&planned, &reply.result, &err);
 	}
@@ -424,6 +431,21 @@ static int take_client(const struct rg_runner_args *a)
 	}
 }
 
+/*
+ * What no call decides, done before it comes: the run's event loop and
+ * the host's pressure files, and our bounding set emptied (we never exec:
+ * each child inherits it empty, 41 calls fewer in the call).
+ */
+static void prepare(void)
+{
+	struct rg_error ignored;
+	int cap_last = rg_privs_cap_last(&ignored);
+
+	rg_run_prepare(&prep);
+	bounding_set_empty = cap_last >= 0 &&
+			     rg_privs_drop_bounding_set(cap_last) == 0;
+}
+
 _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
@@ -434,6 +456,7 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	rg_result_init(&reply.result); /* if no run gets as far */
 	/* the keeper ignores SIGCHLD: our children are ours to reap */
 	sigaction(SIGCHLD, &dfl, NULL);
+	prepare();
 	conn = take_client(a);
 	/*
 	 * The next client is the next runner's, once the slot is reset. fd 0

@@ -21,9 +21,10 @@
 
 /*
  * 1: the plan's scalars one by one; 2: struct rg_child_settings whole;
- * 3: and struct rg_config's plain data whole, for the runner
+ * 3: and struct rg_config's plain data whole, for the runner; 4: struct
+ * rg_privs_plan with bounding_set_empty
  */
-#define RG_WIRE_VERSION 3u
+#define RG_WIRE_VERSION 4u
 
 /* What goes with the plan. */
 struct rg_wire_run {

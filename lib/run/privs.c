@@ -32,7 +32,7 @@ static int fail_step(struct drop_failure *f, const char *what, int errnum)
 	return -1;
 }
 
-static int drop_bounding_set(int cap_last)
+int rg_privs_drop_bounding_set(int cap_last)
 {
 	for (int c = 0; c <= cap_last; c++)
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
@@ -89,7 +89,9 @@ static int drop(const struct rg_privs_plan *plan, struct drop_failure *step)
 		return fail_step(step, "cannot set group ID", errno);
 	if (syscall(SYS_setgroups, 0, NULL) < 0)
 		return fail_step(step, "cannot clear auxiliary groups", errno);
-	rc = drop_bounding_set(plan->cap_last);
+	rc = plan->bounding_set_empty ?
+		     0 :
+		     rg_privs_drop_bounding_set(plan->cap_last);
 	if (rc < 0)
 		return fail_step(step, "cannot drop the bounding set", -rc);
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 &&

@@ -57,6 +57,7 @@ struct run {
 	bool signals_blocked;
 	sigset_t saved_mask;
 	struct rg_host_waits host; /* the host's pressure, for the result */
+	bool host_open;		   /* rg_host_waits_open() */
 	/* the child opened the window (plan.open_window), or failed to */
 	bool window_open, window_failed;
 	struct timespec window_start;
@@ -589,7 +590,9 @@ static int init_supervisor(struct run *r, struct rg_error *err)
 	int signal_fd = r->signal_fd;
 
 	r->signal_fd = -1;
-	rg_host_waits_open(&r->host);
+	if (!r->host_open)
+		rg_host_waits_open(&r->host);
+	r->host_open = true;
 	if (rg_supervisor_init(&r->sup, r->cfg, signal_fd, err) < 0)
 		return -1;
 	r->sup_ready = true;
@@ -724,6 +727,17 @@ enum rg_outcome rg_run_with(const struct rg_config *cfg,
 	return own.outcome;
 }
 
+void rg_run_prepare(struct rg_run_prep *prep)
+{
+	struct rg_error ignored;
+
+	rg_host_waits_open(&prep->host);
+	/* else the run makes them itself, and fails as it would */
+	prep->ready = rg_supervisor_open(&prep->sup, &ignored) == 0;
+	if (!prep->ready)
+		rg_host_waits_close(&prep->host);
+}
+
 /*
  * In a resident slot's runner: no signals of our own (the client passes
  * its on), the files opened and the slot taken by the client.
@@ -741,6 +755,12 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.signal_fd = p->signal_fd;
 	r.notify_sock = p->notify_sock;
 	r.supervisor_in_slot = true;
+	if (p->prep && p->prep->ready) {
+		r.sup = p->prep->sup;
+		r.host = p->prep->host;
+		r.host_open = true;
+		p->prep->ready = false;
+	}
 	/* born in the slot: the child needs no barrier (spawn.h) */
 	r.plan.open_window = open_window_in_child;
 	r.plan.window_arg = &r;

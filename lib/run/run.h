@@ -16,6 +16,7 @@
 #include "run/spawn.h"
 #include "run/supervise.h"
 #include "run/syscall_filter.h"
+#include "run/waits.h"
 
 struct rg_slot;
 
@@ -46,7 +47,21 @@ struct rg_planned_run {
 	struct rg_slot *slot;		  /* the runner's own */
 	int signal_fd;	 /* signals the client passes on (supervise.h) */
 	int notify_sock; /* supervise.h; -1 */
+	struct rg_run_prep *prep; /* taken over (emptied); NULL: none */
 };
+
+/*
+ * What a run's supervisor needs that no call decides (the event loop, the
+ * host's pressure files), made by a runner while it waits for its call,
+ * not in it. rg_run_planned() takes it over; else it dies with the runner.
+ */
+struct rg_run_prep {
+	struct rg_supervisor sup;
+	struct rg_host_waits host;
+	bool ready;
+};
+
+void rg_run_prepare(struct rg_run_prep *prep);
 
 /* Fills result as rg_run() does; the slot's release is the caller's. */
 enum rg_outcome rg_run_planned(const struct rg_planned_run *p,

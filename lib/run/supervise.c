@@ -42,14 +42,10 @@ static void unwatch(struct rg_supervisor *sup, int fd)
 	epoll_ctl(sup->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
 }
 
-int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
-		       int signal_fd, struct rg_error *err)
+int rg_supervisor_open(struct rg_supervisor *sup, struct rg_error *err)
 {
 	memset(sup, 0, sizeof(*sup));
-	sup->cfg = cfg;
-	sup->signal_fd = signal_fd;
-	sup->notify_sock = -1;
-	sup->sample_timer_fd = -1;
+	sup->signal_fd = sup->notify_sock = sup->sample_timer_fd = -1;
 	sup->self_stat_fd = rg_task_stat_open_self();
 	sup->self_delay_ns = sup->self_window_delay_ns = -1;
 	sup->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -63,8 +59,25 @@ int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 		return rg_fail(err, errnum, "creating the event loop");
 	}
 	if (watch(sup, sup->wall_timer_fd, TAG_WALL_TIMER, err) < 0 ||
-	    watch(sup, sup->grace_timer_fd, TAG_GRACE_TIMER, err) < 0 ||
-	    (signal_fd >= 0 && watch(sup, signal_fd, TAG_SIGNAL, err) < 0) ||
+	    watch(sup, sup->grace_timer_fd, TAG_GRACE_TIMER, err) < 0) {
+		rg_supervisor_close(sup);
+		return -1;
+	}
+	sup->opened = true;
+	return 0;
+}
+
+int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
+		       int signal_fd, struct rg_error *err)
+{
+	if (!sup->opened && rg_supervisor_open(sup, err) < 0) {
+		if (signal_fd >= 0)
+			close(signal_fd);
+		return -1;
+	}
+	sup->cfg = cfg;
+	sup->signal_fd = signal_fd;
+	if ((signal_fd >= 0 && watch(sup, signal_fd, TAG_SIGNAL, err) < 0) ||
 	    (cfg->cancel_fd >= 0 &&
 	     watch(sup, cfg->cancel_fd, TAG_CANCEL, err) < 0)) {
 		rg_supervisor_close(sup);
@@ -390,4 +403,5 @@ void rg_supervisor_close(struct rg_supervisor *sup)
 	rg_close_fd(&sup->sample_timer_fd);
 	rg_close_fd(&sup->signal_fd);
 	rg_close_fd(&sup->self_stat_fd);
+	sup->opened = false;
 }

@@ -56,6 +56,7 @@ struct rg_supervisor {
 	int64_t self_delay_ns;
 	int64_t self_window_delay_ns;
 	int64_t self_start_delay, self_wait_delay; /* at start, at epoll */
+	bool opened;				   /* rg_supervisor_open() */
 	bool exited;
 	bool aborting;
 	bool wall_hard_hit;
@@ -65,8 +66,17 @@ struct rg_supervisor {
 };
 
 /*
- * Create the fds (before the child exists, outside the timed window).
- * signal_fd: a signalfd for the handled signals (taken over), or -1.
+ * The event loop's own fds (epoll, the wall and grace timers, this
+ * thread's schedstat), which no run decides: a resident slot's runner
+ * makes them while it waits for its call, not in it.
+ */
+int rg_supervisor_open(struct rg_supervisor *sup, struct rg_error *err);
+
+/*
+ * Create the fds (before the child exists, outside the timed window),
+ * unless sup was opened above; else it must be zeroed. signal_fd: a
+ * signalfd for the handled signals (taken over, closed on failure too),
+ * or -1.
  */
 int rg_supervisor_init(struct rg_supervisor *sup, const struct rg_config *cfg,
 		       int signal_fd, struct rg_error *err);
