@@ -321,18 +321,17 @@ static void close_redirects(int fds[3])
 			close(fds[i]);
 }
 
-/* A meta file left over from the previous call must not pass for this one's. */
-static int empty_meta(const struct command *c)
+/*
+ * A meta file left over from the previous call must not pass for this
+ * one's. Removed, not emptied: DOMjudge gives every call a new test-case
+ * directory, so runguard creates its meta file. Rewriting one costs more
+ * on ext4 (a truncated file is flushed on close: 125 against 20 us).
+ */
+static int remove_meta(const struct command *c)
 {
-	int fd;
-
-	if (!c->meta)
+	if (!c->meta || unlink(c->meta) == 0 || errno == ENOENT)
 		return 0;
-	fd = open(c->meta, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
+	return -1;
 }
 
 /* Spawn, wait and time; returns 0 or an errno value. */
@@ -417,7 +416,7 @@ static void run_call(struct worker *w, int step, int cmd)
 	r->step = step;
 	r->cmd = cmd;
 	r->worker = w->id;
-	if (empty_meta(c) < 0 || open_redirects(c, fds) < 0) {
+	if (remove_meta(c) < 0 || open_redirects(c, fds) < 0) {
 		r->spawn_errno = errno;
 		r->start = now();
 	} else if (c->lib) {
