@@ -6,29 +6,36 @@
 #include <link.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* not on the stack: a library caller's thread may have a small one */
+#define PRELOAD_CHUNK (64 * 1024)
+
 void rg_keeper_image_preload(int exe_fd)
 {
-	char path[64], buf[64 * 1024];
+	char path[64], *buf = malloc(PRELOAD_CHUNK);
 	off_t off = 0;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", exe_fd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0) {
+		free(buf);
 		return;
+	}
 	/*
 	 * Read, not only advised: read-ahead may be capped or dropped, and
 	 * the keeper would read the rest in its slot. Pages cached already
 	 * stay charged where they are.
 	 */
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0 ||
+	while ((n = pread(fd, buf, PRELOAD_CHUNK, off)) > 0 ||
 	       (n < 0 && errno == EINTR))
 		off += n > 0 ? n : 0;
 	close(fd);
+	free(buf);
 }
 
 /* The first object dl_iterate_phdr reports is the executable itself. */
