@@ -89,21 +89,31 @@ static void start_reading(int fd, off_t size)
  * on a regular file that would make the read fail with EAGAIN wherever
  * it has to wait for the disk.
  */
-/* What sendfile left, read through a buffer: the caller waits for it. */
+/*
+ * What sendfile left, read through a buffer: the caller waits for it. On
+ * the heap: rg_pool_prewarm() runs in a library caller's thread, whose
+ * stack may be small.
+ */
+#define READ_REST_CHUNK (64 * 1024)
+
 static bool read_rest(int fd, off_t off, off_t size)
 {
-	char buf[64 * 1024];
+	char *buf = malloc(READ_REST_CHUNK);
+	bool ok = buf != NULL;
 
-	while (off < size) {
-		ssize_t n = pread(fd, buf, sizeof(buf), off);
+	while (ok && off < size) {
+		ssize_t n = pread(fd, buf, READ_REST_CHUNK, off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return n == 0; /* shrunk meanwhile: what is left is in */
+		if (n <= 0) {
+			ok = n == 0; /* shrunk meanwhile: what is left is in */
+			break;
+		}
 		off += n;
 	}
-	return true;
+	free(buf);
+	return ok;
 }
 
 static bool read_now(int fd, off_t size, int null_fd)

@@ -113,7 +113,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_preload_reads_the_whole_file),
-		cmocka_unit_test(test_lock_holds_the_executable_or_fails_cleanly),
+		cmocka_unit_test(
+			test_lock_holds_the_executable_or_fails_cleanly),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
