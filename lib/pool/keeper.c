@@ -28,6 +28,7 @@
 #include "base/base.h"
 #include "pool/keeper_image.h"
 #include "pool/keeper_proto.h"
+#include "pool/keeper_relay.h"
 #include "pool/keeper_wire.h"
 #include "ns/ns.h"
 #include "run/run.h"
@@ -501,8 +502,8 @@ static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
 }
 
 /* RUN's fds; a closed stdin travels as a flag. */
-static int run_fds(const struct rg_keeper_run_request *req, int memfd,
-		   int fds[RG_KEEPER_RUN_FDS], struct rg_error *err)
+static int run_fds(const struct rg_keeper_run_request *req, const int dest[2],
+		   int memfd, int fds[RG_KEEPER_RUN_FDS], struct rg_error *err)
 {
 	int cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 
@@ -512,14 +513,15 @@ static int run_fds(const struct rg_keeper_run_request *req, int memfd,
 	fds[RG_KEEPER_FD_STDIN] = req->plan->stdin_fd >= 0 ?
 					  req->plan->stdin_fd :
 					  cwd_fd;
-	fds[RG_KEEPER_FD_STDOUT] = req->dest[0];
-	fds[RG_KEEPER_FD_STDERR] = req->dest[1];
+	fds[RG_KEEPER_FD_STDOUT] = dest[0];
+	fds[RG_KEEPER_FD_STDERR] = dest[1];
 	fds[RG_KEEPER_FD_CWD] = cwd_fd;
 	return 0;
 }
 
+/* dest: where the runner forwards the command's output (keeper_relay.h) */
 static int send_run(int conn, const struct rg_keeper_run_request *req,
-		    struct rg_error *err)
+		    const int dest[2], struct rg_error *err)
 {
 	struct rg_keeper_request r = { .op = RG_KEEPER_RUN,
 				       .version = RG_KEEPER_PROTO_VERSION };
@@ -529,7 +531,7 @@ static int send_run(int conn, const struct rg_keeper_run_request *req,
 
 	if (rg_wire_encode(req->plan, &run, &memfd, err) < 0)
 		return -1;
-	if (run_fds(req, memfd, fds, err) < 0) {
+	if (run_fds(req, dest, memfd, fds, err) < 0) {
 		close(memfd);
 		return -1;
 	}
@@ -553,23 +555,35 @@ static void pass_on(int conn, int signal_fd)
 	rg_keeper_send(conn, &si, sizeof(si), NULL, 0);
 }
 
-/* Until the result comes, passing on signals and a cancel. */
+/*
+ * Until the result comes, passing on signals and a cancel, and copying
+ * the output the runner forwards (a failed copy in *relay_err, once).
+ */
 static ssize_t await_result(int conn, const struct rg_keeper_run_request *req,
-			    struct rg_keeper_result *r)
+			    struct rg_relay *rl, struct rg_keeper_result *r,
+			    int *relay_rc, struct rg_error *relay_err)
 {
-	struct pollfd p[3] = {
+	struct pollfd p[5] = {
 		{ .fd = conn, .events = POLLIN },
 		{ .fd = req->signal_fd, .events = POLLIN },
 		{ .fd = req->cfg->cancel_fd, .events = POLLIN },
 	};
+	struct rg_error pump_err;
 	size_t nfds;
 
 	for (;;) {
-		if (poll(p, 3, -1) < 0) {
+		rg_relay_poll_fds(rl, p + 3);
+		if (poll(p, 5, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
+		for (int i = 0; i < 2; i++)
+			if (p[3 + i].revents &&
+			    rg_relay_pump(rl, i, &pump_err) < 0 && !*relay_rc) {
+				*relay_err = pump_err;
+				*relay_rc = -1;
+			}
 		if (p[0].revents) {
 			ssize_t n = rg_keeper_recv(conn, r, sizeof(*r), NULL,
 						   0, &nfds);
@@ -644,21 +658,45 @@ static int take_result(const struct rg_keeper_run_request *req,
 	return 0;
 }
 
+/* A run that got its result fails all the same if its output was lost. */
+static void fail_for_output(struct rg_result *result, struct rg_error *err,
+			    const struct rg_error *relay_err)
+{
+	*err = *relay_err;
+	if (result->outcome != RG_OUTCOME_CLEANUP_FAILED)
+		result->outcome = RG_OUTCOME_ERROR;
+}
+
 int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
 		  struct rg_result *result, struct rg_error *err)
 {
 	/* large (its log), and a library judge's threads run at once */
 	struct rg_keeper_result *r = calloc(1, sizeof(*r));
+	struct rg_error relay_err = { 0 };
+	struct rg_relay rl;
+	int rc, relay_rc = 0;
 	ssize_t n;
-	int rc;
 
 	if (!r)
 		return rg_fail(err, errno, "a run's result");
-	rc = send_run(conn, req, err);
-	if (rc == 0) {
-		n = await_result(conn, req, r);
-		rc = take_result(req, r, n, result, err);
+	if (rg_relay_open(&rl, req->dest, err) < 0) {
+		free(r);
+		return -1;
 	}
+	rc = send_run(conn, req, rl.runner_fd, err);
+	rg_relay_sent(&rl);
+	if (rc == 0) {
+		n = await_result(conn, req, &rl, r, &relay_rc, &relay_err);
+		rc = take_result(req, r, n, result, err);
+		/* DOMjudge reads the file once we return: all of it */
+		if (rg_relay_finish(&rl, relay_rc ? &(struct rg_error){ 0 } :
+						    &relay_err) < 0)
+			relay_rc = -1;
+		if (rc == 0 && relay_rc < 0 &&
+		    result->outcome != RG_OUTCOME_ERROR)
+			fail_for_output(result, err, &relay_err);
+	}
+	rg_relay_close(&rl);
 	free(r);
 	return rc;
 }

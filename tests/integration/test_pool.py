@@ -31,7 +31,7 @@ import time
 import rgtest
 from cgtrace import CgroupTracer, parse_event, proc_cgroups_table
 from djflow import holders_below
-from test_streams import STDIN_PROBE
+from test_streams import STDIN_PROBE, pattern
 from cgtrace import proc_cgroup_counts as proc_cgroups
 from rgtest import (CALLER_ENV, CGROOT, CGROUP_PARENT, MIB, META_VALUE_RE,
                     PROGRAMS, RGTestCase, RUN_GROUP, RUN_USER, RUNGUARD,
@@ -1043,9 +1043,14 @@ class PoolV2MemoryPeakTest(PoolTestCase):
             self.assertLessEqual(r.i('memory-bytes'), limit, d)
             self.assertGreaterEqual(r.i('memory-bytes'), limit - MEM_MARGIN,
                                     d)
-        # the next run in the slot: its own peak, not the limit
+        # the next run in the slot: its own peak, not the limit. What the
+        # slot held before it includes the kernel's per-CPU charge batches,
+        # which the run may use up or give back meanwhile: its peak can
+        # read up to a batch per CPU below what it charged (docs/pool.md;
+        # a sanitizer build once read 12 KiB below the 20 MiB here)
+        batches = 64 * mmap.PAGESIZE * (os.cpu_count() or 1)
         r = self.pooled(self.prog('memhog'), '20', meta='meta-next')
-        self.check_peak(r, 20 * MIB, 20 * MIB + self.PEAK_MARGIN,
+        self.check_peak(r, 20 * MIB - batches, 20 * MIB + self.PEAK_MARGIN,
                         'memhog 20 MiB after the OOM kill')
 
 
@@ -3146,6 +3151,46 @@ class ResidentSlotTest(PoolTestCase):
             self.assertLessEqual(reclaims, runs // 4,
                                  '%d reclaims by keepers in %d runs'
                                  % (reclaims, runs))
+
+    def test_output_is_not_the_runs_memory(self):
+        """The runner forwards the command's output; a regular file it
+        wrote into would have its page cache charged to the slot's memory
+        cgroup, where the runner sits: a program that printed 20 MB
+        reported 20.9 MB of memory against 0.5 MB per-run, and its output
+        counted towards its memory limit. runguard copies it into the file
+        itself (lib/pool/keeper_relay.h): exact output, -o as well as
+        runguard's own stdout (DOMjudge's run script), and the memory a
+        per-run call reports, within a few batches of the kernel's."""
+        size = 16 * MIB
+        args = ['-t', '20', '-m', '262144', self.prog('output'), str(size)]
+        want = pattern(size)
+        figures = {}
+        for mode, run in (('resident', self.prg), ('per-run', self.nopool)):
+            for how in ('-o', 'stdout'):
+                path = self.path('out-%s-%s' % (mode, how))
+                if how == '-o':
+                    r = run('-o', path, *args, meta='meta-%s-o' % mode)
+                else:
+                    with open(path, 'wb') as f:
+                        r = run(*args, meta='meta-%s-stdout' % mode,
+                                stdout=f)
+                if mode == 'resident':
+                    self.assertPoolMeta(r)
+                else:
+                    self.assertRun(r)
+                self.assertEqual(r.i('stdout-bytes'), size, r.describe())
+                with open(path, 'rb') as f:
+                    got = f.read()
+                self.assertEqual(len(got), size, r.describe())
+                self.assertTrue(got == want, '%s %s: the output differs'
+                                % (mode, how))
+                figures.setdefault(mode, []).append(r.i('memory-bytes'))
+        d = 'memory-bytes of a run that printed %d MiB: %s' % (
+            size // MIB, figures)
+        print('test_pool: ' + d)
+        # the output alone would be 16 MiB; a batch per CPU is noise
+        self.assertLess(max(figures['resident']),
+                        max(figures['per-run']) + 4 * MIB, d)
 
     def test_keeper_stays_and_serves_many_runs(self):
         for i in range(3):

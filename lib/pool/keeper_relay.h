@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A resident run's output into a regular file, written by the client, not
+ * by the runner. A page of the page cache is charged to the memory cgroup
+ * of the process that writes it, and the runner sits in the run's: a
+ * program that printed 20 MB reported 20.9 MB of memory (0.5 MB per-run),
+ * and the output counted towards its memory limit. So for a destination
+ * that is a regular file the runner gets the write end of a pipe of ours,
+ * and we copy what it forwards (its limit already applied) into the file.
+ * Other destinations (pipes, /dev/null, a tty) go to the runner as they
+ * are. docs/pool.md, "The run's output".
+ */
+#ifndef RG_KEEPER_RELAY_H
+#define RG_KEEPER_RELAY_H
+
+#include <poll.h>
+#include <stdbool.h>
+
+#include "base/base.h"
+
+struct rg_relay {
+	int read_fd[2];	  /* ours to copy from, or -1 */
+	int dest_fd[2];	  /* the caller's: not ours to close */
+	int runner_fd[2]; /* what the runner forwards into */
+	int own_write[2]; /* the pipes' write ends, or -1: closed once sent */
+	bool dropping[2]; /* the file failed: the rest is read and dropped */
+};
+
+/*
+ * dest: the command's stdout and stderr. Both the same open file (2>&1):
+ * one pipe, so that the file gets the streams in the order the runner
+ * forwarded them.
+ */
+int rg_relay_open(struct rg_relay *rl, const int dest[2], struct rg_error *err);
+
+/* Once the runner has its ends: the pipes end when it closes them. */
+void rg_relay_sent(struct rg_relay *rl);
+
+/* The pipes to watch (POLLIN) into p[0..1]; fd -1 for none. */
+void rg_relay_poll_fds(const struct rg_relay *rl, struct pollfd p[2]);
+
+/*
+ * Copy what pipe i holds now; 0, or -1 when the file cannot take it (err
+ * says why; the rest of the stream is then read and dropped, so that the
+ * runner never waits for us).
+ */
+int rg_relay_pump(struct rg_relay *rl, int i, struct rg_error *err);
+
+/* Everything the runner forwarded copied (it closed its ends). */
+int rg_relay_finish(struct rg_relay *rl, struct rg_error *err);
+
+void rg_relay_close(struct rg_relay *rl);
+
+#endif
