@@ -17,13 +17,13 @@
 #include <stdbool.h>
 
 #include "base/base.h"
+#include "run/run.h"
 
 struct rg_relay {
-	int read_fd[2];	  /* ours to copy from, or -1 */
-	int dest_fd[2];	  /* the caller's: not ours to close */
+	/* our pipe (pipe_fd, -1: none) into the caller's file, unlimited */
+	struct rg_stream stream[2];
 	int runner_fd[2]; /* what the runner forwards into */
 	int own_write[2]; /* the pipes' write ends, or -1: closed once sent */
-	bool dropping[2]; /* the file failed: the rest is read and dropped */
 };
 
 /*

@@ -2790,6 +2790,21 @@ def slot_pids(pool_cgroup, comm):
     return sorted(set(pids))
 
 
+def keeper_reclaims(events):
+    """Memory cgroup reclaims by keepers in a CgroupTracer's events: a
+    reclaim is many begins in a row (the kernel's retries), so the
+    stretches between the test's marks that hold a keeper's count."""
+    reclaims, current = 0, False
+    for line in events:
+        ev = parse_event(line)
+        if not ev or ev.event == 'tracing_mark_write':
+            current = False
+        elif (ev.event == 'mm_vmscan_memcg_reclaim_begin' and
+              ev.comm == 'runguard-keeper' and not current):
+            reclaims, current = reclaims + 1, True
+    return reclaims
+
+
 def keeper_executable():
     """The runguard-keeper that runguard starts (lib/pool/keeper.c): the
     build tree's, else the one next to runguard; None if neither."""
@@ -3029,6 +3044,18 @@ class ResidentSlotTest(PoolTestCase):
                           'figure to compare: ' + d)
         self.assertLessEqual(min(resident), min(per_run) + 64 * 1024, d)
 
+    def traced_runs(self, tracer, runs, args_of):
+        """runs resident runs (args_of(i): runguard's arguments) with the
+        tracer on, a mark after each; its events."""
+        try:
+            for i in range(runs):
+                self.assertPoolMeta(self.prg(*args_of(i),
+                                             meta='meta-%d' % i))
+                tracer.mark('rgtest run %d' % i)
+            return tracer.stop()
+        finally:
+            tracer.close()
+
     def test_small_leftovers_cost_no_reclaim(self):
         """A run that leaves a page of page cache (its output, written to
         a file as DOMjudge's runs do) is not followed by a reclaim: the
@@ -3060,24 +3087,9 @@ class ResidentSlotTest(PoolTestCase):
             tracer.close()
             self.skipTest('memory cgroup reclaims are not traced here: %s'
                           % reason)
-        try:
-            for i in range(runs):
-                r = self.prg('-t', '20', '-o', self.path('out-%d' % i),
-                             hello, meta='meta-%d' % i)
-                self.assertPoolMeta(r)
-                tracer.mark('rgtest run %d' % i)
-            events = tracer.stop()
-        finally:
-            tracer.close()
-        # a reclaim is many begins in a row (the kernel's retries): count
-        # the stretches between our marks that hold a keeper's
-        reclaims, current = 0, False
-        for line in events:
-            ev = parse_event(line)
-            if not ev or ev.event == 'tracing_mark_write':
-                current = False
-            elif ev.comm == 'runguard-keeper' and not current:
-                reclaims, current = reclaims + 1, True
+        events = self.traced_runs(tracer, runs, lambda i: [
+            '-t', '20', '-o', self.path('out-%d' % i), hello])
+        reclaims = keeper_reclaims(events)
         # generous: a run may leave more kernel memory now and then
         self.assertLessEqual(reclaims, runs // 4,
                              '%d reclaims by keepers in %d runs'
@@ -3122,27 +3134,14 @@ class ResidentSlotTest(PoolTestCase):
             tracer.close()
             self.skipTest('page cache additions are not traced here: %s'
                           % reason)
-        try:
-            for i in range(runs):
-                self.assertPoolMeta(self.prg('-t', '20', hello,
-                                             meta='meta-%d' % i))
-                tracer.mark('rgtest run %d' % i)
-            events = tracer.stop()
-        finally:
-            tracer.close()
+        events = self.traced_runs(tracer, runs,
+                                  lambda i: ['-t', '20', hello])
         dev = 'dev %d:%d ' % (os.major(st.st_dev), os.minor(st.st_dev))
         added = [e for e in events
                  if 'mm_filemap_add_to_page_cache' in e and dev in e]
         self.assertEqual(added[:5], [], '%d pages of %s read again in %d '
                          'runs' % (len(added), exe, runs))
-        reclaims, current = 0, False
-        for line in events:
-            ev = parse_event(line)
-            if not ev or ev.event == 'tracing_mark_write':
-                current = False
-            elif (ev.event == 'mm_vmscan_memcg_reclaim_begin' and
-                  ev.comm == 'runguard-keeper' and not current):
-                reclaims, current = reclaims + 1, True
+        reclaims = keeper_reclaims(events)
         print('test_pool: %d reclaims by keepers in %d runs%s'
               % (reclaims, runs, '' if not tracer.reclaim_unavailable
                  else ' (not traced: %s)' % tracer.reclaim_unavailable))

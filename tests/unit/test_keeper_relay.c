@@ -73,8 +73,8 @@ static void test_a_pipe_or_a_null_device_goes_as_it_is(void **state)
 			 0);
 	assert_int_equal(rl.runner_fd[0], p[1]);
 	assert_int_equal(rl.runner_fd[1], null);
-	assert_int_equal(rl.read_fd[0], -1);
-	assert_int_equal(rl.read_fd[1], -1);
+	assert_int_equal(rl.stream[0].pipe_fd, -1);
+	assert_int_equal(rl.stream[1].pipe_fd, -1);
 	rg_relay_sent(&rl);
 	assert_int_equal(rg_relay_finish(&rl, &err), 0);
 	rg_relay_close(&rl);
@@ -93,8 +93,8 @@ static void test_one_file_for_both_streams_keeps_their_order(void **state)
 	(void)state;
 	assert_int_equal(rg_relay_open(&rl, (const int[]){ out, both }, &err),
 			 0);
-	assert_true(rl.read_fd[0] >= 0);
-	assert_int_equal(rl.read_fd[1], -1);
+	assert_true(rl.stream[0].pipe_fd >= 0);
+	assert_int_equal(rl.stream[1].pipe_fd, -1);
 	assert_int_equal(rl.runner_fd[0], rl.runner_fd[1]);
 	write_str(rl.runner_fd[1], "err first\n");
 	write_str(rl.runner_fd[0], "then out\n");
@@ -126,7 +126,7 @@ static void test_an_appending_file_gets_everything(void **state)
 	close(out);
 	out = open_out("out", O_WRONLY | O_APPEND);
 	assert_int_equal(rg_relay_open(&rl, (const int[]){ out, -1 }, &err), 0);
-	assert_true(rl.read_fd[0] >= 0);
+	assert_true(rl.stream[0].pipe_fd >= 0);
 	write_str(rl.runner_fd[0], "appended\n");
 	rg_relay_sent(&rl);
 	assert_int_equal(rg_relay_finish(&rl, &err), 0);
@@ -153,7 +153,7 @@ static void test_a_failing_file_is_reported_and_drained(void **state)
 	write_str(runner, "dropped, not waited for\n");
 	close(runner);
 	assert_int_equal(rg_relay_finish(&rl, &err), 0);
-	assert_int_equal(rl.read_fd[0], -1);
+	assert_int_equal(rl.stream[0].pipe_fd, -1);
 	rg_relay_close(&rl);
 	close(ro);
 }
