@@ -627,7 +627,8 @@ static void replay_log(const struct rg_config *cfg,
 /* The reply as it came (n bytes), checked: the result and what was logged. */
 static int take_result(const struct rg_keeper_run_request *req,
 		       struct rg_keeper_result *r, ssize_t n,
-		       struct rg_result *result, struct rg_error *err)
+		       struct rg_result *result, bool *resend,
+		       struct rg_error *err)
 {
 	const size_t head = offsetof(struct rg_keeper_result, log);
 
@@ -641,6 +642,7 @@ static int take_result(const struct rg_keeper_run_request *req,
 			       "runguard build");
 	replay_log(req->cfg, r, r->log_len);
 	if (!r->from_runner) {
+		*resend = r->resend;
 		r->message[sizeof(r->message) - 1] = '\0';
 		return rg_fail(err, r->errnum ? r->errnum : EIO, "%s",
 			       r->message);
@@ -668,7 +670,7 @@ static void fail_for_output(struct rg_result *result, struct rg_error *err,
 }
 
 int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
-		  struct rg_result *result, struct rg_error *err)
+		  struct rg_result *result, bool *resend, struct rg_error *err)
 {
 	/* large (its log), and a library judge's threads run at once */
 	struct rg_keeper_result *r = calloc(1, sizeof(*r));
@@ -677,6 +679,7 @@ int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
 	int rc, relay_rc = 0;
 	ssize_t n;
 
+	*resend = false;
 	if (!r)
 		return rg_fail(err, errno, "a run's result");
 	if (rg_relay_open(&rl, req->dest, err) < 0) {
@@ -687,7 +690,7 @@ int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
 	rg_relay_sent(&rl);
 	if (rc == 0) {
 		n = await_result(conn, req, &rl, r, &relay_rc, &relay_err);
-		rc = take_result(req, r, n, result, err);
+		rc = take_result(req, r, n, result, resend, err);
 		/* DOMjudge reads the file once we return: all of it */
 		if (rg_relay_finish(&rl, relay_rc ? &(struct rg_error){ 0 } :
 						    &relay_err) < 0)

@@ -87,9 +87,11 @@ struct rg_keeper_run_request {
  * (errors of the run itself in err, as rg_run() gives them, and what the
  * runner logged replayed into cfg's sink); -1 when no result came (the
  * keeper refused or died first, or this runguard is of another build).
+ * -1 with *resend: nothing went out, and the slot's next runner takes the
+ * run (keeper_runner.h: the syscall filter): connect again, call again.
  */
 int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
-		  struct rg_result *result, struct rg_error *err);
+		  struct rg_result *result, bool *resend, struct rg_error *err);
 
 /*
  * Anything of a run still in flight, killed and gone: by the keeper

@@ -27,7 +27,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 8u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 9u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -80,14 +80,18 @@ struct rg_keeper_reply {
 /*
  * RUN's one reply, from the runner (also when the keeper is gone). A RUN
  * refused before anything went out (a malformed plan) has from_runner 0,
- * errnum set and outcome RG_OUTCOME_ERROR. The connection closes without
- * a reply only when the runner died.
+ * errnum set and outcome RG_OUTCOME_ERROR; with resend 1 as well, the
+ * slot's next runner serves it (a runner with the syscall filter installed
+ * and a RUN without it, keeper_runner.h): the client connects again and
+ * sends it again, once. The connection closes without a reply only when
+ * the runner died.
  */
 struct rg_keeper_result {
 	int32_t errnum; /* of the outcome RG_OUTCOME_ERROR/CLEANUP_FAILED */
 	uint32_t version;
 	uint32_t result_size; /* sizeof(struct rg_result) where it was made */
 	uint32_t from_runner; /* 0: refused, no run went out */
+	uint32_t resend;      /* refused: send it to the next runner */
 	uint32_t log_len;
 	char message[1024];
 	struct rg_result result;

@@ -38,6 +38,8 @@ static struct rg_keeper_result reply;
 /* Made while we wait for the call, not in it (prepare()). */
 static struct rg_run_prep prep;
 static bool bounding_set_empty;
+/* the run's syscall filter is ours: each child inherits it */
+static bool filtered;
 
 static struct runner_slot *to_runner(struct rg_slot *slot)
 {
@@ -246,10 +248,14 @@ static void send_reply(int conn, enum rg_outcome outcome,
 		       NULL, 0);
 }
 
-/* RUN refused before anything of the run went out (keeper_proto.h). */
-static void refuse_run(int conn, const struct rg_error *err)
+/*
+ * RUN refused before anything of the run went out (keeper_proto.h); with
+ * resend, for the slot's next runner.
+ */
+static void refuse_run(int conn, const struct rg_error *err, bool resend)
 {
 	reply.errnum = err->errnum ? err->errnum : EIO;
+	reply.resend = resend;
 	reply.version = RG_KEEPER_PROTO_VERSION;
 	reply.result_size = sizeof(reply.result);
 	snprintf(reply.message, sizeof(reply.message), "%s", err->message);
@@ -266,6 +272,28 @@ static void tell_keeper(const struct rg_runner_args *a, char news)
 	}
 }
 
+/*
+ * Whether we can serve a RUN that wants the filter or not; the next runner
+ * is made as this one asks. A RUN without the filter cannot lose ours: it
+ * goes to the next runner (keeper_runner.h). With it, and not ours, the
+ * child installs it.
+ */
+static bool filter_as_asked(const struct rg_runner_args *a, int conn,
+			    bool wanted)
+{
+	struct rg_error err = { .errnum = EAGAIN };
+
+	if (wanted != a->filter)
+		tell_keeper(a, wanted ? RG_RUNNER_FILTER : RG_RUNNER_NO_FILTER);
+	if (wanted || !filtered)
+		return true;
+	snprintf(err.message, sizeof(err.message),
+		 "keeper: this runner has the syscall filter; its next one "
+		 "serves a run without it");
+	refuse_run(conn, &err, true);
+	return false;
+}
+
 /* The run of RUN's fds, supervised here; the result goes to the client. */
 static void run(const struct rg_runner_args *a, int conn, int *fds)
 {
@@ -279,9 +307,11 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 
 	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
 	    rg_keeper_slot_ready(a->slot, &err) < 0) {
-		refuse_run(conn, &err);
+		refuse_run(conn, &err, false);
 		return;
 	}
+	if (!filter_as_asked(a, conn, w.syscall_filter))
+		return;
 	tell_keeper(a, RG_RUNNER_RAN);
 	/* ours to say, not the client's */
 	w.plan.privs.bounding_set_empty = bounding_set_empty;
@@ -295,7 +325,7 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 	signal_fd = fcntl(conn, F_DUPFD_CLOEXEC, 3);
 	if (signal_fd < 0 || fcntl(signal_fd, F_SETFL, O_NONBLOCK) < 0)
 		rg_fail(&err, errno, "runner: the client's connection");
-	else if (!w.syscall_filter ||
+	else if (!w.syscall_filter || filtered ||
 		 rg_seccomp_program(&w.plan.seccomp, true, &err) == 0) {
 		planned = (struct rg_planned_run){
 			.cfg = &cfg,
@@ -374,7 +404,7 @@ static void serve(const struct rg_runner_args *a, int conn)
 
 			snprintf(err.message, sizeof(err.message),
 				 "keeper: a run without its files");
-			refuse_run(conn, &err);
+			refuse_run(conn, &err, false);
 		} else if (req.op == RG_KEEPER_HELLO ||
 			   req.op == RG_KEEPER_KILL) {
 			answer(conn, 0, NULL, NULL);
@@ -432,11 +462,30 @@ static int take_client(const struct rg_runner_args *a)
 }
 
 /*
- * What no call decides, done before it comes: the run's event loop and
- * the host's pressure files, and our bounding set emptied (we never exec:
- * each child inherits it empty, 41 calls fewer in the call).
+ * The run's syscall filter on ourselves, as the keeper asks: nothing we do
+ * after this needs what it denies (mounts, namespaces, ptrace, sockets
+ * other than AF_UNIX and AF_NETLINK, clone3: the child is vfork()ed).
+ * no_new_privs first, as the child sets it anyway: root without
+ * CAP_SYS_ADMIN may install a filter only so. Where it fails, the child
+ * installs the filter as it would without us, and fails as it would.
  */
-static void prepare(void)
+static bool install_filter(const struct rg_runner_args *a)
+{
+	const struct sock_fprog *prog;
+	struct rg_error ignored;
+
+	return a->filter && rg_seccomp_program(&prog, true, &ignored) == 0 &&
+	       prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+	       rg_seccomp_install(prog) == 0;
+}
+
+/*
+ * What no call decides, done before it comes: the run's event loop and
+ * the host's pressure files, our bounding set emptied (we never exec:
+ * each child inherits it empty, 41 calls fewer in the call), and the
+ * syscall filter installed.
+ */
+static void prepare(const struct rg_runner_args *a)
 {
 	struct rg_error ignored;
 	int cap_last = rg_privs_cap_last(&ignored);
@@ -444,6 +493,7 @@ static void prepare(void)
 	rg_run_prepare(&prep);
 	bounding_set_empty = cap_last >= 0 &&
 			     rg_privs_drop_bounding_set(cap_last) == 0;
+	filtered = install_filter(a);
 }
 
 _Noreturn void rg_runner_main(const struct rg_runner_args *a)
@@ -456,7 +506,7 @@ _Noreturn void rg_runner_main(const struct rg_runner_args *a)
 	rg_result_init(&reply.result); /* if no run gets as far */
 	/* the keeper ignores SIGCHLD: our children are ours to reap */
 	sigaction(SIGCHLD, &dfl, NULL);
-	prepare();
+	prepare(a);
 	conn = take_client(a);
 	/*
 	 * The next client is the next runner's, once the slot is reset. fd 0

@@ -55,6 +55,8 @@ struct keeper {
 	/* our life: a runner waiting for a client polls the read end, which
 	 * hangs up when we are gone; we alone hold the write end */
 	int life[2];
+	/* the next runner installs the syscall filter: the last run's choice */
+	bool filter;
 };
 
 static long clone_runner(int *pidfd)
@@ -78,7 +80,8 @@ static int fork_runner(struct keeper *k)
 	struct rg_runner_args a = { .slot = &k->slot,
 				    .listen_fd = LISTEN_FD,
 				    .keeper_fd = k->life[0],
-				    .news_fd = k->news[1] };
+				    .news_fd = k->news[1],
+				    .filter = k->filter };
 	int pidfd = -1;
 	long pid = clone_runner(&pidfd);
 
@@ -102,7 +105,10 @@ static void wait_runner(int pidfd)
 	close(pidfd);
 }
 
-/* Whether the runner that ended let a run out (keeper_runner.h). */
+/*
+ * Whether the runner that ended let a run out, and the filter its RUN
+ * asked for (keeper_runner.h).
+ */
 static bool run_went_out(struct keeper *k)
 {
 	char news[8];
@@ -110,8 +116,12 @@ static bool run_went_out(struct keeper *k)
 	ssize_t n;
 
 	while ((n = read(k->news[0], news, sizeof(news))) > 0)
-		for (ssize_t i = 0; i < n; i++)
+		for (ssize_t i = 0; i < n; i++) {
 			ran |= news[i] == RG_RUNNER_RAN;
+			if (news[i] == RG_RUNNER_FILTER ||
+			    news[i] == RG_RUNNER_NO_FILTER)
+				k->filter = news[i] == RG_RUNNER_FILTER;
+		}
 	return ran;
 }
 
@@ -140,6 +150,7 @@ static int set_up(struct keeper *k, const char *slot)
 
 	/* once here: each runner inherits it (its own cache would go) */
 	(void)rg_seccomp_program(&prog, true, &err);
+	k->filter = true; /* the default of every run */
 	if (pipe2(k->news, O_CLOEXEC) < 0 ||
 	    fcntl(k->news[0], F_SETFL, O_NONBLOCK) < 0 ||
 	    pipe2(k->life, O_CLOEXEC) < 0)

@@ -266,7 +266,18 @@ static int resident_run(struct rg_slot *slot, const struct rg_config *cfg,
 		.signal_fd = signal_fd,
 	};
 
-	if (rg_keeper_run(l->keeper_conn, &req, result, err) < 0)
+	bool resend;
+	int rc = rg_keeper_run(l->keeper_conn, &req, result, &resend, err);
+
+	/* its runner had the syscall filter, this run has none: the next */
+	if (rc < 0 && resend) {
+		rg_close_fd(&l->keeper_conn);
+		rc = rg_lease_reach_keeper(l) ?
+			     rg_keeper_run(l->keeper_conn, &req, result,
+					   &resend, err) :
+			     rg_fail(err, EPIPE, "the slot's keeper is gone");
+	}
+	if (rc < 0)
 		return -1;
 	l->ran = true;
 	return 0;

@@ -2975,6 +2975,35 @@ class ResidentSlotTest(PoolTestCase):
         self.runner_gone(cg, runner)
         self.assertNotIn(runner, self.idle_runners(cg))
 
+    def test_each_run_has_the_syscall_filter_it_asks_for(self):
+        """A runner installs the run's syscall filter on itself while it
+        waits, and the child inherits it (keeper_runner.h); a run with
+        --seccomp=off goes to the slot's next runner, which has none.
+        Whatever the order, every run has exactly the filter it asked
+        for, once (not stacked on its runner's), and filtered runs are
+        served by filtered runners."""
+        script = self.RUNNER_OF_RUN.replace(
+            'echo $p', 'grep -E "^Seccomp(_filters)?:" /proc/self/status; '
+            'sed -n "s/^Seccomp:/runner:/p" /proc/$p/status')
+        runners = []
+        for i, off in enumerate((False, True, True, False, False, True,
+                                 False, True, False, False)):
+            r = self.prg(*(['--seccomp=off'] if off else []), '-t', '20',
+                         '/bin/sh', '-c', script, meta='meta-%d' % i)
+            self.assertPoolMeta(r)
+            got = dict(ln.split(':', 1) for ln in r.stdout.split('\n') if ln)
+            got = {k: v.strip() for k, v in got.items()}
+            want = ({'Seccomp': '0', 'Seccomp_filters': '0'} if off else
+                    {'Seccomp': '2', 'Seccomp_filters': '1'})
+            self.assertEqual({k: got.get(k) for k in want}, want,
+                             'run %d (%s)\n%s' % (
+                                 i, 'off' if off else 'on', r.describe()))
+            if off:
+                self.assertEqual(got.get('runner'), '0', r.describe())
+            else:
+                runners.append(got.get('runner'))
+        self.assertIn('2', runners, 'no filtered run had a filtered runner')
+
     def test_streams_forwarded_in_the_order_they_became_readable(self):
         """runguard's stdout and stderr into one file (DOMjudge's compile
         step, 2>&1): a program that writes stderr before stdout shows its
