@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "pool/keeper_image.h"
 
+#include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -70,4 +73,74 @@ int rg_keeper_image_lock(void)
 
 	dl_iterate_phdr(lock_executable, &rc);
 	return rc;
+}
+
+/* the largest mapping rg_keeper_image_map() walks */
+#define MAP_WALK_MAX ((size_t)4 << 20)
+
+/*
+ * Each page of [lo, hi) that is in memory: read, and written back. Not
+ * for the address sanitizer: a page may hold its redzones.
+ */
+__attribute__((no_sanitize("address"))) static void
+touch_resident(uintptr_t lo, uintptr_t hi, bool write, size_t page,
+	       unsigned char *vec)
+{
+	if (mincore((void *)lo, hi - lo, vec) < 0)
+		return;
+	for (uintptr_t p = lo; p < hi; p += page) {
+		volatile unsigned char *b = (volatile unsigned char *)p;
+
+		if (!(vec[(p - lo) / page] & 1))
+			continue;
+		if (write)
+			*b = *b;
+		else
+			(void)*b;
+	}
+}
+
+/* A line of /proc/self/maps: its private, readable pages touched. */
+static void map_line(const char *line, size_t page, unsigned char *vec)
+{
+	unsigned long lo, hi;
+	char perms[8];
+
+	if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 ||
+	    strlen(perms) != 4 || perms[0] != 'r' || perms[3] != 'p' ||
+	    hi <= lo || hi - lo > MAP_WALK_MAX || strstr(line, "[v"))
+		return; /* [vvar], [vsyscall]: the kernel's */
+	touch_resident(lo, hi, perms[1] == 'w', page, vec);
+}
+
+/* The stack below ours, written: as deep as the call goes. */
+static void __attribute__((noinline)) map_stack(size_t margin)
+{
+	volatile char *deep = alloca(margin);
+
+	for (size_t i = 0; i < margin; i += 1024)
+		deep[i] = 0;
+}
+
+void rg_keeper_image_map(size_t stack_margin)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *vec = malloc(MAP_WALK_MAX / page);
+	char line[512];
+	FILE *maps;
+
+	map_stack(stack_margin);
+	maps = vec ? fopen("/proc/self/maps", "re") : NULL;
+	if (maps) {
+		while (fgets(line, sizeof(line), maps)) {
+			int c = 0;
+
+			map_line(line, page, vec);
+			/* the rest of a line too long: a path, no mapping */
+			while (!strchr(line, '\n') && c != '\n' && c != EOF)
+				c = fgetc(maps);
+		}
+		fclose(maps);
+	}
+	free(vec);
 }

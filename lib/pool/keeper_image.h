@@ -12,6 +12,8 @@
 #ifndef RG_KEEPER_IMAGE_H
 #define RG_KEEPER_IMAGE_H
 
+#include <stddef.h>
+
 /*
  * Before the keeper joins its slot: the executable exe_fd (O_PATH is
  * enough) read into the page cache by the caller, so that a page not
@@ -27,5 +29,20 @@ void rg_keeper_image_preload(int exe_fd);
  * serves as well, with only the preload above.
  */
 int rg_keeper_image_lock(void);
+
+/*
+ * In a runner, forked from the keeper, before its call: the pages it will
+ * touch made its own now, not in the call. A fork copies no page table
+ * entry of a file mapping (each code page faults in again) and leaves
+ * written pages shared until the next write (each copied on a fault):
+ * 19 faults in a trivial run's call here, all but one gone after this.
+ * So: every cached page of our private mappings touched, the writable
+ * ones written (the same byte back), and stack_margin bytes of stack
+ * below ours. Pages not in memory are left alone (mincore: a page past
+ * the end of a file would be SIGBUS, and untouched memory is not made
+ * ours), as are mappings over 4 MiB (a sanitizer's shadow). What is
+ * written is charged to the slot before the run, with the runner's.
+ */
+void rg_keeper_image_map(size_t stack_margin);
 
 #endif

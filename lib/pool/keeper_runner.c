@@ -15,11 +15,14 @@
 #include <unistd.h>
 
 #include "cgroup/cgroup.h"
+#include "pool/keeper_image.h"
 #include "pool/keeper_proto.h"
 #include "ns/ns.h"
 #include "pool/pool.h"
 #include "base/base.h"
 #include "run/run.h"
+/* stack the call uses below prepare()'s: 10 KiB here, with room */
+#define RUNNER_STACK_MARGIN (64 * 1024)
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
 
@@ -482,8 +485,9 @@ static bool install_filter(const struct rg_runner_args *a)
 /*
  * What no call decides, done before it comes: the run's event loop and
  * the host's pressure files, our bounding set emptied (we never exec:
- * each child inherits it empty, 41 calls fewer in the call), and the
- * syscall filter installed.
+ * each child inherits it empty, 41 calls fewer in the call), the
+ * syscall filter installed, and the pages the call touches faulted in
+ * (keeper_image.h).
  */
 static void prepare(const struct rg_runner_args *a)
 {
@@ -494,6 +498,8 @@ static void prepare(const struct rg_runner_args *a)
 	bounding_set_empty = cap_last >= 0 &&
 			     rg_privs_drop_bounding_set(cap_last) == 0;
 	filtered = install_filter(a);
+	/* last: what the above touched is ours already */
+	rg_keeper_image_map(RUNNER_STACK_MARGIN);
 }
 
 _Noreturn void rg_runner_main(const struct rg_runner_args *a)
