@@ -38,9 +38,21 @@ def cpu_model():
     return platform.processor() or None
 
 
+def build_source(sb):
+    """The source tree the measured build (-B) was configured from: with
+    another build than this tree's, its commit is the one measured."""
+    try:
+        with open(os.path.join(sb.build, 'meson-info',
+                               'meson-info.json')) as f:
+            return json.load(f)['directories']['source']
+    except (OSError, ValueError, KeyError):
+        return sb.source
+
+
 def machine_info(sb):
-    commit = first_line(['git', 'rev-parse', 'HEAD'], cwd=sb.source)
-    dirty = first_line(['git', 'status', '--porcelain'], cwd=sb.source)
+    source = build_source(sb)
+    commit = first_line(['git', 'rev-parse', 'HEAD'], cwd=source)
+    dirty = first_line(['git', 'status', '--porcelain'], cwd=source)
     return {
         'date': datetime.datetime.now(datetime.timezone.utc)
         .strftime('%Y-%m-%dT%H:%M:%SZ'),
