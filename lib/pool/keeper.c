@@ -373,24 +373,40 @@ static int dial_keeper(int dir_fd, const char *name, int extra, pid_t *pid)
 	return fd;
 }
 
-static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
-		struct rg_error *err);
+static int send_request(int conn, enum rg_keeper_op op, struct rg_error *err);
+static int take_reply(int conn, struct rg_keeper_reply *r,
+		      struct rg_error *err);
 static bool is_keeper(pid_t pid);
+
+int rg_keeper_dial(int dir_fd, const char *name, int *conn, pid_t *pid,
+		   struct rg_error *err)
+{
+	int fd = dial_keeper(dir_fd, name, 0, pid);
+
+	if (fd == -EPERM)
+		return rg_fail(err, EPERM, "%s's keeper is not root's", name);
+	if (fd < 0)
+		return rg_fail(err, -fd, "connecting to %s's keeper", name);
+	/* a failed send shows as no answer: rg_keeper_greet says so */
+	(void)send_request(fd, RG_KEEPER_HELLO, &(struct rg_error){ 0 });
+	*conn = fd;
+	return 0;
+}
 
 /*
  * A keeper of another build (a runguard upgraded while its pool lived)
  * answers HELLO with another version, or not at all: it is stopped, and
  * the slot gets one of ours.
  */
-static int check_keeper(int fd, pid_t pid, struct rg_error *err)
+int rg_keeper_greet(int *conn, pid_t pid, struct rg_error *err)
 {
 	struct rg_keeper_reply r;
 	struct rg_error ignored;
 
-	if (call(fd, RG_KEEPER_HELLO, &r, &ignored) == 0 &&
+	if (take_reply(*conn, &r, &ignored) == 0 &&
 	    r.version == RG_KEEPER_PROTO_VERSION)
 		return 0;
-	close(fd);
+	rg_close_fd(conn);
 	if (rg_keeper_stop(pid, err) < 0)
 		return -1;
 	return rg_fail(err, ECONNREFUSED,
@@ -401,13 +417,10 @@ static int check_keeper(int fd, pid_t pid, struct rg_error *err)
 int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err)
 {
-	int fd = dial_keeper(dir_fd, name, 0, pid);
+	int fd;
 
-	if (fd == -EPERM)
-		return rg_fail(err, EPERM, "%s's keeper is not root's", name);
-	if (fd < 0)
-		return rg_fail(err, -fd, "connecting to %s's keeper", name);
-	if (check_keeper(fd, *pid, err) < 0)
+	if (rg_keeper_dial(dir_fd, name, &fd, pid, err) < 0 ||
+	    rg_keeper_greet(&fd, *pid, err) < 0)
 		return -1;
 	*conn = fd;
 	return 0;
@@ -475,20 +488,25 @@ int rg_keeper_stop(pid_t pid, struct rg_error *err)
 	return rc;
 }
 
-/* One request and its reply. */
-static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
-		struct rg_error *err)
+static int send_request(int conn, enum rg_keeper_op op, struct rg_error *err)
 {
 	struct rg_keeper_request req = {
 		.op = op,
 		.version = RG_KEEPER_PROTO_VERSION,
 	};
-	size_t n;
 
 	if (rg_keeper_send(conn, &req, sizeof(req), NULL, 0) !=
 	    (ssize_t)sizeof(req))
 		return rg_fail(err, errno ? errno : EPIPE,
 			       "the slot's keeper is gone");
+	return 0;
+}
+
+/* A request's reply; its errnum as a failure. */
+static int take_reply(int conn, struct rg_keeper_reply *r, struct rg_error *err)
+{
+	size_t n;
+
 	if (rg_keeper_recv(conn, r, sizeof(*r), NULL, 0, &n) !=
 	    (ssize_t)sizeof(*r))
 		return rg_fail(err, EPIPE, "the slot's keeper died");
@@ -499,6 +517,15 @@ static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
 					       "the slot's keeper failed");
 	}
 	return 0;
+}
+
+/* One request and its reply. */
+static int call(int conn, enum rg_keeper_op op, struct rg_keeper_reply *r,
+		struct rg_error *err)
+{
+	if (send_request(conn, op, err) < 0)
+		return -1;
+	return take_reply(conn, r, err);
 }
 
 /* RUN's fds; a closed stdin travels as a flag. */

@@ -60,6 +60,17 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err);
 
 /*
+ * rg_keeper_connect in two halves, for a caller with work to do while the
+ * keeper answers (its runner wakes: 0.1 ms here). rg_keeper_dial connects
+ * and sends HELLO; rg_keeper_greet reads the answer, or closes *conn and
+ * fails as rg_keeper_connect does (a keeper of another build stopped).
+ * Nothing else goes over *conn in between.
+ */
+int rg_keeper_dial(int dir_fd, const char *name, int *conn, pid_t *pid,
+		   struct rg_error *err);
+int rg_keeper_greet(int *conn, pid_t pid, struct rg_error *err);
+
+/*
  * Whether slot name has a live keeper, without waiting for it: its pid,
  * 0 when it has none, -1 when it is alive but too busy to tell (its
  * backlog is full). The keeper sees a client that asks for nothing.

@@ -104,6 +104,7 @@ struct rg_pool_lease {
 	uint64_t keeper_bytes; /* the cgroup's usage with only the keeper in */
 	uint64_t keeper_pages; /* and of it, pages on the LRU lists */
 	bool ran;	       /* a resident run's result came */
+	bool prewarmed;	       /* the run's files, while the keeper woke */
 	/* from rg_pool_open: other threads' runs share our fd table */
 	bool threads_share_fds;
 	struct rg_pool *pool; /* that handle, or NULL */

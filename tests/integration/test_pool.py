@@ -2862,6 +2862,24 @@ def runner_pids(pool_cgroup):
     return slot_pids(pool_cgroup, 'runguard-runner')
 
 
+# poll and ppoll, as /proc/PID/syscall numbers them
+POLL_SYSCALLS = {'x86_64': ('7', '271'), 'aarch64': ('73',)}
+
+
+def waits_for_a_client(pid):
+    """A runner asleep in poll() on its slot's socket (take_client in
+    keeper_runner.c): done preparing, and no connection queued for it,
+    or poll would have returned. A runner named but still preparing, or
+    about to take a connection queued before (a --pool-show probe), is
+    not one yet."""
+    try:
+        with open('/proc/%d/syscall' % pid) as f:
+            nr = f.read().split()[0]
+    except (OSError, IndexError):
+        return False
+    return nr in POLL_SYSCALLS.get(os.uname().machine, ())
+
+
 def comm_of(pid):
     with open('/proc/%s/comm' % pid) as f:
         return f.read().strip()
@@ -2928,11 +2946,12 @@ class ResidentSlotTest(PoolTestCase):
                          'pids in the slot\'s PID namespace, per run')
 
     def idle_runners(self, cg):
-        """The slots' runners once every keeper has one waiting."""
+        """The slots' runners once every keeper has one waiting for its
+        client (waits_for_a_client)."""
         found = []
 
         def short():
-            found[:] = runner_pids(cg)
+            found[:] = [p for p in runner_pids(cg) if waits_for_a_client(p)]
             return len(found) < len(keeper_pids(cg))
         self.assertFalse(rgtest.wait_until(short, 10),
                         'runners %s for keepers %s'
