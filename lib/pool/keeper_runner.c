@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +24,8 @@
 #include "run/run.h"
 /* stack the call uses below prepare()'s: 10 KiB here, with room */
 #define RUNNER_STACK_MARGIN (64 * 1024)
+/* how long a client may keep its connection once it has its result */
+#define HANGUP_TIMEOUT_MS 1000
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
 
@@ -43,6 +46,13 @@ static struct rg_run_prep prep;
 static bool bounding_set_empty;
 /* the run's syscall filter is ours: each child inherits it */
 static bool filtered;
+/* ours, which each child inherits (prepare()) */
+static struct rlimit own_rlimits[RLIM_NLIMITS];
+static uint32_t own_rlimits_known;
+_Static_assert(RLIM_NLIMITS <= 32, "a bit per limit");
+/* the slot's cgroup checked root's alone in this call; or why not */
+static bool slot_checked;
+static struct rg_error slot_unready;
 
 static struct runner_slot *to_runner(struct rg_slot *slot)
 {
@@ -90,15 +100,20 @@ static int runner_reap(struct rg_slot *slot, struct rg_child *child,
 /*
  * We are PID 1 of the run's PID namespace: kill(-1) reaches every process
  * of the run and nothing else, and each one, orphaned, ends up ours to
- * reap. With no child of ours left the namespace holds nobody but us.
+ * reap. With no child of ours left the namespace holds nobody but us
+ * (each process in it descends from us, through a child of ours), and
+ * nothing is killed: kill(-1) walks every process of the host.
  * The command itself is the supervisor's to reap (its rusage).
  */
 static int runner_kill(struct rg_slot *slot, struct rg_error *err)
 {
 	const struct timespec pause = { .tv_nsec = 1000000 };
+	bool reaped = to_runner(slot)->child_reaped;
 
+	if (reaped && waitpid(-1, NULL, __WALL | WNOHANG) < 0 && errno == ECHILD)
+		return 0;
 	kill(-1, SIGKILL);
-	if (!to_runner(slot)->child_reaped)
+	if (!reaped)
 		return 0;
 	for (int waited_ms = 0;;) {
 		pid_t pid = waitpid(-1, NULL, __WALL | WNOHANG);
@@ -276,6 +291,22 @@ static void tell_keeper(const struct rg_runner_args *a, char news)
 }
 
 /*
+ * The reply wakes the client on our CPU, as a socket's wake-up tells the
+ * scheduler that the sender sleeps next; our exit (0.3 ms here, the
+ * address space torn down) would run first, the other CPU idle. So we
+ * sleep until the client hangs up (its lease's end), and exit then; the
+ * keeper resets the slot after that. Not forever: a client that keeps
+ * the connection holds the slot for no run.
+ */
+static void await_hangup(int conn)
+{
+	struct pollfd p = { .fd = conn, .events = POLLIN };
+
+	while (poll(&p, 1, HANGUP_TIMEOUT_MS) < 0 && errno == EINTR)
+		;
+}
+
+/*
  * Whether we can serve a RUN that wants the filter or not; the next runner
  * is made as this one asks. A RUN without the filter cannot lose ours: it
  * goes to the next runner (keeper_runner.h). With it, and not ours, the
@@ -297,6 +328,44 @@ static bool filter_as_asked(const struct rg_runner_args *a, int conn,
 	return false;
 }
 
+/*
+ * The caller's limits that are ours already: the child need not set them
+ * (a judgedaemon's are its keeper's, which it started: 16 calls fewer).
+ */
+static uint32_t limits_inherited(const struct rg_caller_state *caller)
+{
+	uint32_t same = 0;
+
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if ((own_rlimits_known & (1u << i)) &&
+		    own_rlimits[i].rlim_cur == caller->rlimits[i].rlim_cur &&
+		    own_rlimits[i].rlim_max == caller->rlimits[i].rlim_max)
+			same |= 1u << i;
+	return same;
+}
+
+static void note_own_limits(void)
+{
+	for (int i = 0; i < RLIM_NLIMITS; i++)
+		if (getrlimit(i, &own_rlimits[i]) == 0)
+			own_rlimits_known |= 1u << i;
+}
+
+/*
+ * The slot's cgroup root's alone again if chmod'ed before this call came
+ * (rg_keeper_slot_ready), once: after HELLO's answer, while the client
+ * gets its files ready, so not in the RUN's time (lease.c).
+ */
+static void check_slot(const struct rg_runner_args *a)
+{
+	if (slot_checked)
+		return;
+	slot_checked = true;
+	if (rg_keeper_slot_ready(a->slot, &slot_unready) < 0 &&
+	    !slot_unready.errnum)
+		slot_unready.errnum = EIO;
+}
+
 /* The run of RUN's fds, supervised here; the result goes to the client. */
 static void run(const struct rg_runner_args *a, int conn, int *fds)
 {
@@ -308,8 +377,12 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 	struct rg_config cfg;
 	int signal_fd;
 
-	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0 ||
-	    rg_keeper_slot_ready(a->slot, &err) < 0) {
+	check_slot(a);
+	if (slot_unready.errnum) {
+		refuse_run(conn, &slot_unready, false);
+		return;
+	}
+	if (rg_wire_decode(fds[RG_KEEPER_FD_PLAN], &w, &err) < 0) {
 		refuse_run(conn, &err, false);
 		return;
 	}
@@ -322,6 +395,7 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 	runner_slot_init(&rs, a->slot->cgroup, &w);
 	w.plan.stdin_fd = cfg.input.fd;
 	w.caller.cwd_fd = fds[RG_KEEPER_FD_CWD];
+	w.caller.rlimits_inherited = limits_inherited(&w.caller);
 	w.plan.caller = &w.caller;
 	w.plan.parent_pid = getpid();
 	/* the connection, read non-blocking for signals (supervise.h) */
@@ -337,6 +411,7 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 			.signal_fd = signal_fd,
 			.notify_sock = signal_fd,
 			.prep = &prep,
+			.exits_after = true, /* rg_runner_main() */
 		};
 		outcome = rg_run_planned(&planned, &reply.result, &err);
 	}
@@ -346,6 +421,7 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 		rg_close_fd(&fds[i]);
 	send_reply(conn, outcome, &err);
 	tell_keeper(a, RG_RUNNER_REPLIED);
+	await_hangup(conn);
 }
 
 /* HELLO's, KILL's and SCRUB's reply. */
@@ -408,8 +484,10 @@ static void serve(const struct rg_runner_args *a, int conn)
 			snprintf(err.message, sizeof(err.message),
 				 "keeper: a run without its files");
 			refuse_run(conn, &err, false);
-		} else if (req.op == RG_KEEPER_HELLO ||
-			   req.op == RG_KEEPER_KILL) {
+		} else if (req.op == RG_KEEPER_HELLO) {
+			answer(conn, 0, NULL, NULL);
+			check_slot(a);
+		} else if (req.op == RG_KEEPER_KILL) {
 			answer(conn, 0, NULL, NULL);
 		} else if (req.op == RG_KEEPER_SCRUB) {
 			scrub(conn);
@@ -484,7 +562,7 @@ static bool install_filter(const struct rg_runner_args *a)
 
 /*
  * What no call decides, done before it comes: the run's event loop and
- * the host's pressure files, our bounding set emptied (we never exec:
+ * the host's pressure files, our limits noted, our bounding set emptied (we never exec:
  * each child inherits it empty, 41 calls fewer in the call), the
  * syscall filter installed, and the pages the call touches faulted in
  * (keeper_image.h).
@@ -495,6 +573,7 @@ static void prepare(const struct rg_runner_args *a)
 	int cap_last = rg_privs_cap_last(&ignored);
 
 	rg_run_prepare(&prep);
+	note_own_limits();
 	bounding_set_empty = cap_last >= 0 &&
 			     rg_privs_drop_bounding_set(cap_last) == 0;
 	filtered = install_filter(a);

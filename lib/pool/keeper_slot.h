@@ -30,9 +30,9 @@ int rg_keeper_slot_open(struct rg_keeper_slot *ks, int dir_fd,
 			const char *name, struct rg_error *err);
 
 /*
- * Before a run, in its runner: the cgroup root's alone again if it was
- * chmod'ed since (rg_cgroup_keep_private: no run reads another's
- * counters).
+ * Before a run, in its runner as it waits for the call: the cgroup root's
+ * alone again if it was chmod'ed since (rg_cgroup_keep_private: no run
+ * reads another's counters).
  */
 int rg_keeper_slot_ready(struct rg_keeper_slot *ks, struct rg_error *err);
 

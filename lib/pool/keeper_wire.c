@@ -270,6 +270,7 @@ static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 	w->caller.cwd_fd = -1;
 	w->caller.umask = (mode_t)h->umask;
 	memcpy(w->caller.rlimits, h->rlimits, sizeof(w->caller.rlimits));
+	w->caller.rlimits_inherited = 0;
 	plan->caller = &w->caller;
 }
 

@@ -193,7 +193,8 @@ static void adopt_caller_state(const struct rg_caller_state *caller,
 		     NULL, NULL);
 	umask(caller->umask);
 	for (int i = 0; i < RLIM_NLIMITS; i++)
-		if (setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
+		if (!(caller->rlimits_inherited & (1u << i)) &&
+		    setrlimit(i, &caller->rlimits[i]) < 0 && errno != EPERM)
 			fail(report_fd, errno,
 			     "cannot take the caller's limits", NULL, NULL);
 }

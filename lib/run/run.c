@@ -42,6 +42,7 @@ struct run {
 	bool owns_env; /* plan.envp is ours to free */
 	/* we are in the slot's cgroup (a resident slot's runner) */
 	bool supervisor_in_slot;
+	bool exits_after; /* rg_planned_run */
 	struct rg_slot *slot;
 	struct rg_watchdog watchdog;
 	struct rg_child child;
@@ -541,6 +542,18 @@ static void reap_orphans(struct run *r)
 	}
 }
 
+/* Neither the run's files nor the slot: ours (rg_planned_run.exits_after) */
+static void close_own_fds(struct run *r)
+{
+	if (r->prepared)
+		rg_child_close(&r->child);
+	if (r->sup_ready)
+		rg_supervisor_close(&r->sup);
+	else
+		rg_close_fd(&r->signal_fd);
+	rg_host_waits_close(&r->host);
+}
+
 /* Returns -1 if the slot could not be given back cleanly. */
 static int finish(struct run *r, struct rg_error *err)
 {
@@ -563,13 +576,8 @@ static int finish(struct run *r, struct rg_error *err)
 	}
 	if (r->input_fd >= 0)
 		close(r->input_fd);
-	if (r->prepared)
-		rg_child_close(&r->child);
-	if (r->sup_ready)
-		rg_supervisor_close(&r->sup);
-	else
-		rg_close_fd(&r->signal_fd);
-	rg_host_waits_close(&r->host);
+	if (!r->exits_after)
+		close_own_fds(r);
 	if (r->owns_env)
 		rg_env_free(r->plan.envp);
 	release_rc = rg_slot_release(r->slot, err);
@@ -755,6 +763,7 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.signal_fd = p->signal_fd;
 	r.notify_sock = p->notify_sock;
 	r.supervisor_in_slot = true;
+	r.exits_after = p->exits_after;
 	if (p->prep && p->prep->ready) {
 		r.sup = p->prep->sup;
 		r.host = p->prep->host;

@@ -48,6 +48,13 @@ struct rg_planned_run {
 	int signal_fd;	 /* signals the client passes on (supervise.h) */
 	int notify_sock; /* supervise.h; -1 */
 	struct rg_run_prep *prep; /* taken over (emptied); NULL: none */
+	/*
+	 * The caller _exit()s once it has replied: the supervisor's own fds
+	 * (event loop, timers, pressure files, the child's pipes) are left
+	 * to the exit, not closed in the reply's time. The run's files are
+	 * closed as ever.
+	 */
+	bool exits_after;
 };
 
 /*

@@ -62,6 +62,8 @@ struct rg_caller_state {
 	int cwd_fd;
 	mode_t umask;
 	struct rlimit rlimits[RLIM_NLIMITS];
+	/* bit i: rlimits[i] is the forking process's already, not set again */
+	uint32_t rlimits_inherited;
 };
 
 /*
