@@ -546,19 +546,22 @@ static int run_fds(const struct rg_keeper_run_request *req, const int dest[2],
 	return 0;
 }
 
-/* dest: where the runner forwards the command's output (keeper_relay.h) */
+/* The runner forwards the command's output into rl's (keeper_relay.h). */
 static int send_run(int conn, const struct rg_keeper_run_request *req,
-		    const int dest[2], struct rg_error *err)
+		    const struct rg_relay *rl, struct rg_error *err)
 {
 	struct rg_keeper_request r = { .op = RG_KEEPER_RUN,
 				       .version = RG_KEEPER_PROTO_VERSION };
-	struct rg_wire_run run = { .cfg = req->cfg,
-				   .peak_unused = req->peak_unused };
+	struct rg_wire_run run = {
+		.cfg = req->cfg,
+		.peak_unused = req->peak_unused,
+		.relayed = { rg_relay_is_ours(rl, 0), rg_relay_is_ours(rl, 1) },
+	};
 	int fds[RG_KEEPER_RUN_FDS], memfd, rc = 0;
 
 	if (rg_wire_encode(req->plan, &run, &memfd, err) < 0)
 		return -1;
-	if (run_fds(req, dest, memfd, fds, err) < 0) {
+	if (run_fds(req, rl->runner_fd, memfd, fds, err) < 0) {
 		close(memfd);
 		return -1;
 	}
@@ -713,14 +716,15 @@ int rg_keeper_run(int conn, const struct rg_keeper_run_request *req,
 		free(r);
 		return -1;
 	}
-	rc = send_run(conn, req, rl.runner_fd, err);
+	rc = send_run(conn, req, &rl, err);
 	rg_relay_sent(&rl);
 	if (rc == 0) {
 		n = await_result(conn, req, &rl, r, &relay_rc, &relay_err);
 		rc = take_result(req, r, n, result, resend, err);
 		/* DOMjudge reads the file once we return: all of it */
-		if (rg_relay_finish(&rl, relay_rc ? &(struct rg_error){ 0 } :
-						    &relay_err) < 0)
+		if (rg_relay_finish(&rl, rc == 0 ? r->forwarded : NULL,
+				    relay_rc ? &(struct rg_error){ 0 } :
+					       &relay_err) < 0)
 			relay_rc = -1;
 		if (rc == 0 && relay_rc < 0 &&
 		    result->outcome != RG_OUTCOME_ERROR)

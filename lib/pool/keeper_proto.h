@@ -27,7 +27,7 @@
 #define RG_RUNNER_NAME "runguard-runner"
 
 /* Changes with the messages below (low half) and the run's wire format. */
-#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 9u)
+#define RG_KEEPER_PROTO_VERSION (RG_WIRE_VERSION << 16 | 10u)
 
 enum rg_keeper_op {
 	RG_KEEPER_HELLO = 1,
@@ -84,7 +84,10 @@ struct rg_keeper_reply {
  * slot's next runner serves it (a runner with the syscall filter installed
  * and a RUN without it, keeper_runner.h): the client connects again and
  * sends it again, once. The connection closes without a reply only when
- * the runner died.
+ * the runner died. The runner closes the RUN's fds before it replies, but
+ * for the outputs the client relays (rg_wire_run.relayed): those stay
+ * open until the client hangs up, and forwarded says how much the client
+ * is to read from each before it is done (keeper_relay.h).
  */
 struct rg_keeper_result {
 	int32_t errnum; /* of the outcome RG_OUTCOME_ERROR/CLEANUP_FAILED */
@@ -93,6 +96,8 @@ struct rg_keeper_result {
 	uint32_t from_runner; /* 0: refused, no run went out */
 	uint32_t resend;      /* refused: send it to the next runner */
 	uint32_t log_len;
+	/* bytes written into the command's stdout and stderr fds */
+	uint64_t forwarded[2];
 	char message[1024];
 	struct rg_result result;
 	char log[RG_KEEPER_LOG_MAX];

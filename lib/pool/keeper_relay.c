@@ -64,6 +64,26 @@ int rg_relay_open(struct rg_relay *rl, const int dest[2], struct rg_error *err)
 	return 0;
 }
 
+bool rg_relay_is_ours(const struct rg_relay *rl, int i)
+{
+	return rl->runner_fd[i] >= 0 && (rl->runner_fd[i] == rl->own_write[0] ||
+					 rl->runner_fd[i] == rl->own_write[1]);
+}
+
+/* What pipe i is to carry: both outputs where they share it (2>&1). */
+static uint64_t expected(const struct rg_relay *rl, int i,
+			 const uint64_t *forwarded)
+{
+	uint64_t n = 0;
+
+	if (!forwarded)
+		return UINT64_MAX; /* until the runner closes it */
+	for (int j = 0; j < 2; j++)
+		if (rl->runner_fd[j] == rl->runner_fd[i])
+			n += forwarded[j];
+	return n;
+}
+
 void rg_relay_sent(struct rg_relay *rl)
 {
 	for (int i = 0; i < 2; i++)
@@ -90,18 +110,20 @@ int rg_relay_pump(struct rg_relay *rl, int i, struct rg_error *err)
 	return -1;
 }
 
-int rg_relay_finish(struct rg_relay *rl, struct rg_error *err)
+int rg_relay_finish(struct rg_relay *rl, const uint64_t *forwarded,
+		    struct rg_error *err)
 {
 	struct rg_error pump_err;
 	int rc = 0;
 
 	for (int i = 0; i < 2; i++) {
 		struct rg_stream *s = &rl->stream[i];
+		uint64_t until = expected(rl, i, forwarded);
 
-		while (s->pipe_fd >= 0) {
-			if (rg_stream_drain(s, FINISH_TIMEOUT_MS, &pump_err) ==
-			    0) {
-				if (s->pipe_fd < 0)
+		while (s->pipe_fd >= 0 && s->consumed < until) {
+			if (rg_stream_drain_until(s, until, FINISH_TIMEOUT_MS,
+						  &pump_err) == 0) {
+				if (s->pipe_fd < 0 || s->consumed >= until)
 					break;
 				rg_relay_close(rl);
 				return rg_fail(err, ETIMEDOUT,

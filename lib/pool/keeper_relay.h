@@ -33,6 +33,12 @@ struct rg_relay {
  */
 int rg_relay_open(struct rg_relay *rl, const int dest[2], struct rg_error *err);
 
+/*
+ * Whether the runner's fd for output i (runner_fd[i]) is a pipe of ours,
+ * before rg_relay_sent().
+ */
+bool rg_relay_is_ours(const struct rg_relay *rl, int i);
+
 /* Once the runner has its ends: the pipes end when it closes them. */
 void rg_relay_sent(struct rg_relay *rl);
 
@@ -46,8 +52,13 @@ void rg_relay_poll_fds(const struct rg_relay *rl, struct pollfd p[2]);
  */
 int rg_relay_pump(struct rg_relay *rl, int i, struct rg_error *err);
 
-/* Everything the runner forwarded copied (it closed its ends). */
-int rg_relay_finish(struct rg_relay *rl, struct rg_error *err);
+/*
+ * Everything the runner forwarded copied: forwarded[i] bytes into its fd
+ * for output i, as its reply says (it keeps its ends until it exits); or,
+ * with forwarded NULL (no reply), all until it closed them.
+ */
+int rg_relay_finish(struct rg_relay *rl, const uint64_t *forwarded,
+		    struct rg_error *err);
 
 void rg_relay_close(struct rg_relay *rl);
 

@@ -24,8 +24,6 @@
 #include "run/run.h"
 /* stack the call uses below prepare()'s: 10 KiB here, with room */
 #define RUNNER_STACK_MARGIN (64 * 1024)
-/* how long a client may keep its connection once it has its result */
-#define HANGUP_TIMEOUT_MS 1000
 /* how long the run's processes may take to die once SIGKILLed */
 #define KILL_TIMEOUT_MS 5000
 
@@ -291,22 +289,6 @@ static void tell_keeper(const struct rg_runner_args *a, char news)
 }
 
 /*
- * The reply wakes the client on our CPU, as a socket's wake-up tells the
- * scheduler that the sender sleeps next; our exit (0.3 ms here, the
- * address space torn down) would run first, the other CPU idle. So we
- * sleep until the client hangs up (its lease's end), and exit then; the
- * keeper resets the slot after that. Not forever: a client that keeps
- * the connection holds the slot for no run.
- */
-static void await_hangup(int conn)
-{
-	struct pollfd p = { .fd = conn, .events = POLLIN };
-
-	while (poll(&p, 1, HANGUP_TIMEOUT_MS) < 0 && errno == EINTR)
-		;
-}
-
-/*
  * Whether we can serve a RUN that wants the filter or not; the next runner
  * is made as this one asks. A RUN without the filter cannot lose ours: it
  * goes to the next runner (keeper_runner.h). With it, and not ours, the
@@ -366,12 +348,19 @@ static void check_slot(const struct rg_runner_args *a)
 		slot_unready.errnum = EIO;
 }
 
+/* RUN's fd i, one of the client's relay pipes (keeper_relay.h)? */
+static bool relayed(const struct rg_wire_plan *w, int i)
+{
+	return (i == RG_KEEPER_FD_STDOUT && w->relayed[0]) ||
+	       (i == RG_KEEPER_FD_STDERR && w->relayed[1]);
+}
+
 /* The run of RUN's fds, supervised here; the result goes to the client. */
 static void run(const struct rg_runner_args *a, int conn, int *fds)
 {
 	struct rg_error err = { 0 };
 	enum rg_outcome outcome = RG_OUTCOME_ERROR;
-	struct rg_planned_run planned;
+	struct rg_planned_run planned = { 0 };
 	struct rg_wire_plan w;
 	struct runner_slot rs;
 	struct rg_config cfg;
@@ -415,13 +404,19 @@ static void run(const struct rg_runner_args *a, int conn, int *fds)
 		};
 		outcome = rg_run_planned(&planned, &reply.result, &err);
 	}
-	/* DOMjudge unmounts the judging once the client returns: we hold
-	 * none of its files or directories by then */
+	/*
+	 * DOMjudge unmounts the judging once the client returns: we hold
+	 * none of its files or directories by then. The client's relay pipes
+	 * stay until we exit: closing them would wake it before the reply
+	 * does, once for each, and each wake-up takes our CPU from us (the
+	 * reply says how much they carried, keeper_proto.h).
+	 */
 	for (int i = 0; i < RG_KEEPER_RUN_FDS; i++)
-		rg_close_fd(&fds[i]);
+		if (!relayed(&w, i))
+			rg_close_fd(&fds[i]);
+	memcpy(reply.forwarded, planned.forwarded, sizeof(reply.forwarded));
 	send_reply(conn, outcome, &err);
 	tell_keeper(a, RG_RUNNER_REPLIED);
-	await_hangup(conn);
 }
 
 /* HELLO's, KILL's and SCRUB's reply. */

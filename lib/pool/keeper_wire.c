@@ -22,8 +22,11 @@
 #define SYSCALL_FILTER 0x4u
 #define STDIN_CLOSED 0x8u
 #define PEAK_UNUSED 0x10u
-#define ALL_FLAGS \
-	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | PEAK_UNUSED)
+#define STDOUT_RELAYED 0x20u
+#define STDERR_RELAYED 0x40u
+#define ALL_FLAGS                                                 \
+	(HAS_ROOT | HAS_WORKDIR | SYSCALL_FILTER | STDIN_CLOSED | \
+	 PEAK_UNUSED | STDOUT_RELAYED | STDERR_RELAYED)
 
 /*
  * The header, then strings_len bytes of NUL-terminated strings: file,
@@ -123,7 +126,9 @@ static void fill_header(const struct rg_child_plan *plan,
 		   (plan->workdir ? HAS_WORKDIR : 0) |
 		   (plan->seccomp ? SYSCALL_FILTER : 0) |
 		   (plan->stdin_fd < 0 ? STDIN_CLOSED : 0) |
-		   (run->peak_unused ? PEAK_UNUSED : 0);
+		   (run->peak_unused ? PEAK_UNUSED : 0) |
+		   (run->relayed[0] ? STDOUT_RELAYED : 0) |
+		   (run->relayed[1] ? STDERR_RELAYED : 0);
 	rg_config_plain(run->cfg, &h->config);
 	h->argc = (uint32_t)count_strings(plan->argv);
 	h->envc = (uint32_t)count_strings(plan->envp);
@@ -265,6 +270,8 @@ static void fill_scalars(const struct wire_header *h, struct rg_wire_plan *w)
 	w->syscall_filter = h->flags & SYSCALL_FILTER;
 	w->stdin_closed = h->flags & STDIN_CLOSED;
 	w->peak_unused = h->flags & PEAK_UNUSED;
+	w->relayed[0] = h->flags & STDOUT_RELAYED;
+	w->relayed[1] = h->flags & STDERR_RELAYED;
 	/* plain already; cleared again: no pointer of the client's is used */
 	rg_config_plain(&h->config, &w->cfg);
 	w->caller.cwd_fd = -1;

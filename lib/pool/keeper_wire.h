@@ -22,15 +22,17 @@
 /*
  * 1: the plan's scalars one by one; 2: struct rg_child_settings whole;
  * 3: and struct rg_config's plain data whole, for the runner; 4: struct
- * rg_privs_plan with bounding_set_empty
+ * rg_privs_plan with bounding_set_empty; 5: the outputs the client relays
  */
-#define RG_WIRE_VERSION 4u
+#define RG_WIRE_VERSION 5u
 
 /* What goes with the plan. */
 struct rg_wire_run {
 	const struct rg_config *cfg; /* its plain data travels */
 	/* the slot's memory.peak holds nothing but the keeper's charges */
 	bool peak_unused;
+	/* the command's stdout, stderr: the client's own pipes (keeper_relay.h) */
+	bool relayed[2];
 };
 
 /* The run as the keeper rebuilds it; every pointer points into blob. */
@@ -41,6 +43,7 @@ struct rg_wire_plan {
 	bool syscall_filter;
 	bool stdin_closed; /* FD_STDIN is a placeholder: start with 0 closed */
 	bool peak_unused;
+	bool relayed[2]; /* rg_wire_run */
 	char *blob;
 	char **argv;
 	char **envp;

@@ -750,7 +750,7 @@ void rg_run_prepare(struct rg_run_prep *prep)
  * In a resident slot's runner: no signals of our own (the client passes
  * its on), the files opened and the slot taken by the client.
  */
-enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
+enum rg_outcome rg_run_planned(struct rg_planned_run *p,
 			       struct rg_result *result, struct rg_error *err)
 {
 	enum rg_outcome outcome = RG_OUTCOME_ERROR;
@@ -775,5 +775,7 @@ enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
 	r.plan.window_arg = &r;
 	outcome = run_child(&r, dest, err);
 	result->outcome = run_outcome(&r, outcome, err);
+	for (int i = 0; i < 2; i++)
+		p->forwarded[i] = r.streams[i].forwarded;
 	return result->outcome;
 }

@@ -55,6 +55,8 @@ struct rg_planned_run {
 	 * closed as ever.
 	 */
 	bool exits_after;
+	/* out: bytes written into cfg's stdout and stderr fds */
+	uint64_t forwarded[2];
 };
 
 /*
@@ -71,7 +73,7 @@ struct rg_run_prep {
 void rg_run_prepare(struct rg_run_prep *prep);
 
 /* Fills result as rg_run() does; the slot's release is the caller's. */
-enum rg_outcome rg_run_planned(const struct rg_planned_run *p,
+enum rg_outcome rg_run_planned(struct rg_planned_run *p,
 			       struct rg_result *result, struct rg_error *err);
 
 #endif

@@ -159,7 +159,13 @@ int rg_stream_pump(struct rg_stream *s, struct rg_error *err)
 
 int rg_stream_drain(struct rg_stream *s, int timeout_ms, struct rg_error *err)
 {
-	while (s->pipe_fd >= 0) {
+	return rg_stream_drain_until(s, UINT64_MAX, timeout_ms, err);
+}
+
+int rg_stream_drain_until(struct rg_stream *s, uint64_t until, int timeout_ms,
+			  struct rg_error *err)
+{
+	while (s->pipe_fd >= 0 && s->consumed < until) {
 		struct pollfd p = { .fd = s->pipe_fd, .events = POLLIN };
 		int rc = poll(&p, 1, timeout_ms);
 

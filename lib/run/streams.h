@@ -35,6 +35,13 @@ int rg_stream_pump(struct rg_stream *s, struct rg_error *err);
 /* Pump until EOF or until timeout_ms passes without progress. */
 int rg_stream_drain(struct rg_stream *s, int timeout_ms, struct rg_error *err);
 
+/*
+ * The same, but done once `until` bytes were read from the pipe, which
+ * stays open: a writer that holds it after its last byte (keeper_relay.h).
+ */
+int rg_stream_drain_until(struct rg_stream *s, uint64_t until, int timeout_ms,
+			  struct rg_error *err);
+
 void rg_stream_close(struct rg_stream *s);
 
 static inline bool rg_stream_truncated(const struct rg_stream *s)
