@@ -262,7 +262,7 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		return rg_fail(err, errno, "cannot become a child subreaper");
 	rg_cgroup_expect_tasks(r->slot->cgroup);
-	if (rg_spawn_prepare(&r->child, err) < 0)
+	if (rg_spawn_prepare(&r->child, !r->plan.open_window, err) < 0)
 		return -1;
 	r->prepared = true;
 	for (int i = 0; i < 2; i++) {

@@ -75,10 +75,12 @@ static void spawn_pipes_close(struct rg_spawn_pipes *p)
 	}
 }
 
-static int spawn_pipes_open(struct rg_spawn_pipes *p, struct rg_error *err)
+static int spawn_pipes_open(struct rg_spawn_pipes *p, bool barrier,
+			    struct rg_error *err)
 {
 	memset(p, -1, sizeof(*p));
-	if (make_pipe(p->report, err) < 0 || make_pipe(p->go, err) < 0 ||
+	if (make_pipe(p->report, err) < 0 ||
+	    (barrier && make_pipe(p->go, err) < 0) ||
 	    make_pipe(p->out[0], err) < 0 || make_pipe(p->out[1], err) < 0) {
 		spawn_pipes_close(p);
 		return -1;
@@ -198,14 +200,14 @@ static void spawn_pipes_hand_over(struct rg_spawn_pipes *p, pid_t pid,
 	spawn_pipes_close(p);
 }
 
-int rg_spawn_prepare(struct rg_child *child, struct rg_error *err)
+int rg_spawn_prepare(struct rg_child *child, bool barrier, struct rg_error *err)
 {
 	child->pid = 0;
 	child->pidfd = child->report_fd = child->go_fd = -1;
 	child->stat_fd = -1;
 	child->run_delay_base = child->run_delay_end = -1;
 	child->setup_maxrss_kib = -1;
-	return spawn_pipes_open(&child->pipes, err);
+	return spawn_pipes_open(&child->pipes, barrier, err);
 }
 
 int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,

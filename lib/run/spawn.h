@@ -186,9 +186,12 @@ _Noreturn void rg_child_main(const struct rg_child_plan *plan,
  * (a child that opens the window itself is running the command by the
  * time rg_spawn() returns, and the order in which its streams became
  * readable is the order they are forwarded in). Every fd of child is -1
- * or one of these; rg_child_close() closes them.
+ * or one of these; rg_child_close() closes them. barrier: the child
+ * waits for rg_spawn_release() (a plan without open_window); else no
+ * barrier pipe is made.
  */
-int rg_spawn_prepare(struct rg_child *child, struct rg_error *err);
+int rg_spawn_prepare(struct rg_child *child, bool barrier,
+		     struct rg_error *err);
 
 /*
  * clone3 the child (with the slot's namespace flags and, on cgroup v2,

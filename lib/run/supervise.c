@@ -147,13 +147,6 @@ static int arm_timer(int fd, const struct timespec *base, double seconds,
 	return 0;
 }
 
-static void disarm_timer(int fd)
-{
-	struct itimerspec off = { 0 };
-
-	timerfd_settime(fd, 0, &off, NULL);
-}
-
 /* Periodic, first expiry one interval from now. */
 static int arm_sampling(struct rg_supervisor *sup, struct rg_error *err)
 {
@@ -293,16 +286,14 @@ static int on_cancel(struct rg_supervisor *sup, struct rg_error *err)
 	return cancel(sup, err);
 }
 
+/*
+ * At EOF the stream closes its pipe, which leaves the epoll set with it:
+ * its read end is ours alone (the child's copy is gone with its exec, or
+ * closed first), so no open file of it stays registered.
+ */
 static int on_stream(struct rg_supervisor *sup, int i, struct rg_error *err)
 {
-	struct rg_stream *s = &sup->streams[i];
-	int fd = s->pipe_fd;
-
-	if (rg_stream_pump(s, err) < 0)
-		return -1;
-	if (s->pipe_fd < 0)
-		unwatch(sup, fd);
-	return 0;
+	return rg_stream_pump(&sup->streams[i], err) < 0 ? -1 : 0;
 }
 
 static int dispatch(struct rg_supervisor *sup, uint64_t tag,
@@ -377,10 +368,7 @@ int rg_supervisor_run(struct rg_supervisor *sup, struct rg_error *err)
 			if (dispatch(sup, events[i].data.u64, err) < 0)
 				return -1;
 	}
-	disarm_timer(sup->wall_timer_fd);
-	disarm_timer(sup->grace_timer_fd);
-	if (sup->sample_timer_fd >= 0)
-		disarm_timer(sup->sample_timer_fd);
+	/* the timers may fire still: nobody waits on them any more */
 	return reap_child(sup, err);
 }
 
