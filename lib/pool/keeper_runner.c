@@ -557,10 +557,10 @@ static bool install_filter(const struct rg_runner_args *a)
 
 /*
  * What no call decides, done before it comes: the run's event loop and
- * the host's pressure files, our limits noted, our bounding set emptied (we never exec:
- * each child inherits it empty, 41 calls fewer in the call), the
- * syscall filter installed, and the pages the call touches faulted in
- * (keeper_image.h).
+ * the host's pressure files, our limits noted, our bounding set emptied
+ * (we never exec: each child inherits it empty, 41 calls fewer in the
+ * call), the syscall filter installed, and the pages the call touches
+ * faulted in (keeper_image.h).
  */
 static void prepare(const struct rg_runner_args *a)
 {
