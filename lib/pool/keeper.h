@@ -60,8 +60,8 @@ int rg_keeper_connect(int dir_fd, const char *name, int *conn, pid_t *pid,
 		      struct rg_error *err);
 
 /*
- * rg_keeper_connect in two halves, for a caller with work to do while the
- * keeper answers (its runner wakes: 0.1 ms here). rg_keeper_dial connects
+ * rg_keeper_connect in two halves, for a caller with work to do before it
+ * waits for the keeper's answer (its runner has to wake). rg_keeper_dial connects
  * and sends HELLO; rg_keeper_greet reads the answer, or closes *conn and
  * fails as rg_keeper_connect does (a keeper of another build stopped).
  * Nothing else goes over *conn in between.

@@ -23,9 +23,11 @@
 
 /*
  * Whether the keeper that was to reset the slot lives. It answers HELLO
- * once its next runner waits, a wake-up away (0.1 ms here): the run's
- * files are prewarmed meanwhile, and the slot's prewarm has nothing left
- * to do.
+ * once its next runner runs. The run's files are prewarmed before we
+ * wait for that answer: a runner woken on another CPU answers meanwhile,
+ * one woken on ours (a socket's wake-up says that the sender sleeps
+ * next, as here) answers while we wait. The slot's prewarm then has
+ * nothing left to do.
  */
 static bool keeper_lives(struct rg_pool_lease *l, const struct rg_config *cfg)
 {
