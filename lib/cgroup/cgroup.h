@@ -205,6 +205,15 @@ void rg_cgroup_assume_peak_unused(struct rg_cgroup *cg);
 void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg);
 
 /*
+ * The caller reaps every process of each run and nothing else (a slot's
+ * runner, init of the run's PID namespace): major faults are its
+ * children's rusage, not memory.stat's pgmajfault, the costliest file of
+ * a window's reads (about 20 us each at start and end). read_stats then
+ * reports major_faults -1. No system call.
+ */
+void rg_cgroup_faults_by_reaper(struct rg_cgroup *cg);
+
+/*
  * Bring an empty cgroup (after rg_cgroup_kill_all()) back to what a new one
  * reports: reclaim the memory still charged to it (page cache, slab of the
  * previous run), and on v1 zero the failure counters, watermarks and CPU

@@ -86,6 +86,8 @@ struct rg_cgroup {
 	bool known_empty;
 	/* what a task living in it (a slot's keeper) keeps charged */
 	uint64_t resident_bytes;
+	/* major faults are the reader's to count (rg_cgroup_faults_by_reaper) */
+	bool faults_by_reaper;
 	/* rg_cg_reader_cpu_ns() just before the CPU counter's baseline */
 	int64_t reader_cpu_base;
 	/*

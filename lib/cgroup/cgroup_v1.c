@@ -766,7 +766,8 @@ static int v1_start(struct rg_cgroup *base, struct rg_error *err)
 		return rg_fail(err, -ret, "reading cpuacct.usage of %s",
 			       base->label);
 	/* The run cgroup has no children: the local count is the run's. */
-	if (rg_cg_read_key(cg->fd[F_MEMSTAT], "pgmajfault", &cg->majflt_base))
+	if (base->faults_by_reaper ||
+	    rg_cg_read_key(cg->fd[F_MEMSTAT], "pgmajfault", &cg->majflt_base))
 		cg->majflt_base = UINT64_MAX;
 	return v1_read_oom(cg, &cg->oom_base, err);
 }

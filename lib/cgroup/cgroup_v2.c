@@ -501,7 +501,7 @@ static int v2_start(struct rg_cgroup *base, struct rg_error *err)
 	     v2_read_key(cg, F_MEM_EVENTS, "max", &cg->max_events_base, err) <
 		     0))
 		return -1;
-	if (cg->fd[F_MEM_STAT] < 0 ||
+	if (base->faults_by_reaper || cg->fd[F_MEM_STAT] < 0 ||
 	    rg_cg_read_key(cg->fd[F_MEM_STAT], "pgmajfault", &cg->majflt_base))
 		cg->majflt_base = UINT64_MAX;
 	cg->sampled_peak = 0;

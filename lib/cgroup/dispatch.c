@@ -281,6 +281,11 @@ void rg_cgroup_assume_peak_unused(struct rg_cgroup *cg)
 		cg->ops->assume_peak_unused(cg);
 }
 
+void rg_cgroup_faults_by_reaper(struct rg_cgroup *cg)
+{
+	cg->faults_by_reaper = true;
+}
+
 void rg_cgroup_sample_unresettable_peak(struct rg_cgroup *cg)
 {
 	if (cg->ops->sample_unresettable_peak)

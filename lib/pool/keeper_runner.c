@@ -154,8 +154,13 @@ static void runner_correct_stats(struct rg_slot *slot,
 					       own_cpu_ns() - rs->cpu_at_hold;
 	struct rg_error ignored;
 
+	struct rusage ru;
+
 	if (st->cpu_ns >= 0)
 		st->cpu_ns = st->cpu_ns > own ? st->cpu_ns - own : 0;
+	/* every process of the run was ours to reap, and nothing else */
+	if (st->major_faults < 0 && getrusage(RUSAGE_CHILDREN, &ru) == 0)
+		st->major_faults = ru.ru_majflt;
 	if (!st->memory_peak_valid || !held)
 		return;
 	/*
@@ -209,6 +214,7 @@ static void runner_slot_init(struct runner_slot *rs, struct rg_cgroup *cg,
 	rg_slot_init(&rs->child_slot, &child_slot_ops);
 	rs->child_slot.namespaces_outlive_run = true;
 	rs->memory_limit = w->cfg.memory_limit;
+	rg_cgroup_faults_by_reaper(cg); /* runner_correct_stats */
 	/* a peak that cannot be reset (v2 5.19-6.11): rg_lease_open_cgroup */
 	if (!w->cfg.pool_v2_exact_peak)
 		rg_cgroup_sample_unresettable_peak(cg);

@@ -45,7 +45,7 @@ static bool keeper_lives(struct rg_pool_lease *l, const struct rg_config *cfg)
 static int take_record(struct rg_pool_lease *l, const struct rg_config *cfg,
 		       bool *dirty, struct rg_error *err)
 {
-	bool read_ok = rg_pool_read_record(l->dir_fd, l->index, &l->rec) == 0;
+	bool read_ok = rg_lease_read_record(l) == 0;
 	enum rg_slot_found found = rg_slot_found(&l->rec, read_ok);
 
 	/* clean only if the keeper that was to reset it lives */
@@ -54,7 +54,7 @@ static int take_record(struct rg_pool_lease *l, const struct rg_config *cfg,
 		  !keeper_lives(l, cfg));
 	/* from here until release, a crash leaves the slot marked dirty */
 	rg_slot_record_taken(&l->rec, *dirty, getpid());
-	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+	return rg_lease_write_record(l, err);
 }
 
 int rg_lease_prepare(struct rg_pool_lease *l, const struct rg_config *cfg,
@@ -98,11 +98,28 @@ int rg_lease_prepare(struct rg_pool_lease *l, const struct rg_config *cfg,
 	if (rg_slot_wants_keeper(cfg) ? rg_lease_use_keeper(l, cfg, err) < 0 :
 					rg_lease_open_namespaces(l, err) < 0)
 		return -1;
-	return rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+	return rg_lease_write_record(l, err);
+}
+
+/* the table's fd from the pick, or one open per call (no pick) */
+int rg_lease_read_record(struct rg_pool_lease *l)
+{
+	return l->table_fd >= 0 ?
+		       rg_pool_read_record_at(l->table_fd, l->index, &l->rec) :
+		       rg_pool_read_record(l->dir_fd, l->index, &l->rec);
+}
+
+int rg_lease_write_record(struct rg_pool_lease *l, struct rg_error *err)
+{
+	return l->table_fd >= 0 ?
+		       rg_pool_write_record_at(l->table_fd, l->index, &l->rec,
+					       err) :
+		       rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
 }
 
 void rg_lease_free(struct rg_pool_lease *l)
 {
+	rg_close_fd(&l->table_fd);
 	rg_close_fd(&l->keeper_conn);
 	rg_lease_put_cgroup(l);
 	rg_ns_close(l->slot.ns_fd);
@@ -147,6 +164,7 @@ struct rg_pool_lease *rg_lease_new(const struct rg_config *cfg,
 	l->lock_fd = -1;
 	l->keeper_conn = -1;
 	l->dir_fd = -1;
+	l->table_fd = -1;
 	if (open_pool_dir(l, cfg, pool, err) < 0) {
 		rg_lease_free(l);
 		return NULL;
@@ -183,7 +201,7 @@ static int reset_and_record(struct rg_pool_lease *l, struct rg_error *err)
 		rc = rg_lease_recycle_if_charged(l, err);
 	if (rc == 0) {
 		rg_slot_record_reset(&l->rec, time(NULL), false);
-		rc = rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+		rc = rg_lease_write_record(l, err);
 	}
 	l->cgroup_reusable = rc == 0;
 	return rc;
@@ -228,8 +246,9 @@ static int pooled_release(struct rg_slot *slot, struct rg_error *err)
 	if (rc == 0 && !l->threads_share_fds &&
 	    rg_cgroup_reset_is_slow(l->slot.cgroup) &&
 	    rg_detach(reset_detached, l,
-		      (const int[]){ l->dir_fd, l->lock_fd, l->keeper_conn },
-		      3)) {
+		      (const int[]){ l->dir_fd, l->table_fd, l->lock_fd,
+				     l->keeper_conn },
+		      4)) {
 		rg_lease_free(l);
 		return 0;
 	}
@@ -335,7 +354,7 @@ static int resident_release(struct rg_slot *slot, struct rg_error *err)
 
 	if (l->ran) {
 		rg_slot_record_reset(&l->rec, time(NULL), true);
-		rc = rg_pool_write_record(l->dir_fd, l->index, &l->rec, err);
+		rc = rg_lease_write_record(l, err);
 	}
 	rg_lease_free(l);
 	return rc;

@@ -30,6 +30,9 @@ struct rg_pool_lease *rg_lease_new(const struct rg_config *cfg,
 				   struct rg_pool *pool, struct rg_error *err);
 /* Closes all; the slot's lock last (unlocks). */
 void rg_lease_free(struct rg_pool_lease *l);
+/* l->rec read from, and written to, the slot's entry in slots.table */
+int rg_lease_read_record(struct rg_pool_lease *l);
+int rg_lease_write_record(struct rg_pool_lease *l, struct rg_error *err);
 /*
  * The locked slot l->index made ready for cfg's run: its record marked in
  * use, cleaned first if its last holder died, settings written where they

@@ -18,18 +18,16 @@
 
 #include "pool/slot_choice.h"
 
-static int read_table(int dir_fd, struct slot_record *recs, unsigned int n)
+/* The table, kept open for the lease's record (one open a run). */
+static int read_table(struct rg_pool_lease *l, struct slot_record *recs,
+		      unsigned int n)
 {
-	int fd = openat(dir_fd, "slots.table",
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t len;
-
 	memset(recs, 0, n * sizeof(*recs));
-	if (fd < 0)
+	rg_close_fd(&l->table_fd); /* of a pass before a creation */
+	l->table_fd = rg_pool_open_table(l->dir_fd);
+	if (l->table_fd < 0)
 		return -1;
-	len = pread(fd, recs, n * sizeof(*recs), 0);
-	close(fd);
-	return len < 0 ? -1 : 0;
+	return pread(l->table_fd, recs, n * sizeof(*recs), 0) < 0 ? -1 : 0;
 }
 
 /*
@@ -79,11 +77,11 @@ int rg_lease_try_lock_slot(int dir_fd, unsigned int index, struct rg_error *err)
 /*
  * One pass over the slots in order of preference, starting at a
  * pid-dependent slot so that equal judges spread out. Returns the locked
- * slot's lock fd and index, or -1 when all are busy.
+ * slot's lock fd (its index in l->index; the table stays open in
+ * l->table_fd), or -1 when all are busy.
  */
-static int pick_slot(int dir_fd, const struct pool_header *h,
-		     const struct rg_config *cfg, unsigned int *index,
-		     struct rg_error *err)
+static int pick_slot(struct rg_pool_lease *l, const struct pool_header *h,
+		     const struct rg_config *cfg, struct rg_error *err)
 {
 	struct slot_record *recs = calloc(h->size, sizeof(*recs));
 	unsigned int start = (unsigned int)getpid() % h->size;
@@ -93,12 +91,12 @@ static int pick_slot(int dir_fd, const struct pool_header *h,
 
 	/* without the table (no memory), every slot is worth a try */
 	if (recs)
-		read_table(dir_fd, recs, h->size);
+		read_table(l, recs, h->size);
 	rg_slot_walk_init(&walk, recs, h->size, start);
 	while (fd == -1 && rg_slot_walk_next(&walk, cfg, &i)) {
-		fd = rg_lease_try_lock_slot(dir_fd, i, err);
+		fd = rg_lease_try_lock_slot(l->dir_fd, i, err);
 		if (fd >= 0)
-			*index = i;
+			l->index = i;
 	}
 	free(recs);
 	return fd;
@@ -193,7 +191,7 @@ int rg_lease_lock_a_slot(const struct rg_config *cfg, int wake_fd,
 				return -1;
 			continue;
 		}
-		l->lock_fd = pick_slot(l->dir_fd, h, cfg, &l->index, err);
+		l->lock_fd = pick_slot(l, h, cfg, err);
 		close(pool_lock);
 		if (l->lock_fd >= 0)
 			return 0;

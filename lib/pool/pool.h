@@ -94,6 +94,7 @@ struct rg_pool_lease {
 	/* v2 5.19-6.11: memory.peak in a new cgroup per run, not sampled */
 	bool exact_v2_peak;
 	int dir_fd;
+	int table_fd; /* slots.table, opened to pick the slot, or -1 */
 	int lock_fd;
 	unsigned int index;
 	char name[24]; /* "slot-K" */
@@ -197,6 +198,17 @@ int rg_pool_options_in(struct rg_pool_options *own,
 int rg_pool_ensure(int dir_fd, const char *dir, const struct rg_pool_options *o,
 		   const struct rg_log_sink *log, struct pool_header *h,
 		   struct rg_error *err);
+/*
+ * A slot's record in slots.table. The _at forms take the table's fd
+ * (rg_pool_open_table: one open for a lease's reads and writes), the
+ * others open it for the one call.
+ */
+int rg_pool_open_table(int dir_fd);
+int rg_pool_read_record_at(int table_fd, unsigned int index,
+			   struct slot_record *rec);
+int rg_pool_write_record_at(int table_fd, unsigned int index,
+			    const struct slot_record *rec,
+			    struct rg_error *err);
 int rg_pool_read_record(int dir_fd, unsigned int index,
 			struct slot_record *rec);
 int rg_pool_write_record(int dir_fd, unsigned int index,

@@ -234,17 +234,20 @@ void rg_pool_use_mount_table(int dir_fd, const struct pool_header *h)
 	rg_cgroup_use_mount_table(table, h->cgroup_path);
 }
 
-int rg_pool_read_record(int dir_fd, unsigned int index, struct slot_record *rec)
+int rg_pool_open_table(int dir_fd)
 {
-	int fd = openat(dir_fd, "slots.table",
-			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
+	return openat(dir_fd, "slots.table", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int rg_pool_read_record_at(int table_fd, unsigned int index,
+			   struct slot_record *rec)
+{
+	ssize_t n = -1;
 
 	memset(rec, 0, sizeof(*rec));
-	if (fd < 0)
-		return -1;
-	n = pread(fd, rec, sizeof(*rec), (off_t)index * sizeof(*rec));
-	close(fd);
+	if (table_fd >= 0)
+		n = pread(table_fd, rec, sizeof(*rec),
+			  (off_t)index * sizeof(*rec));
 	if (n != (ssize_t)sizeof(*rec) || rec->magic != RG_SLOT_MAGIC) {
 		memset(rec, 0, sizeof(*rec));
 		return -1;
@@ -253,21 +256,41 @@ int rg_pool_read_record(int dir_fd, unsigned int index, struct slot_record *rec)
 	return 0;
 }
 
+int rg_pool_write_record_at(int table_fd, unsigned int index,
+			    const struct slot_record *rec, struct rg_error *err)
+{
+	ssize_t n = pwrite(table_fd, rec, sizeof(*rec),
+			   (off_t)index * sizeof(*rec));
+
+	if (n != (ssize_t)sizeof(*rec))
+		return rg_fail(err, n < 0 ? errno : EIO,
+			       "writing slot %u's record", index);
+	return 0;
+}
+
+int rg_pool_read_record(int dir_fd, unsigned int index, struct slot_record *rec)
+{
+	int fd = openat(dir_fd, "slots.table",
+			O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = rg_pool_read_record_at(fd, index, rec);
+
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int rg_pool_write_record(int dir_fd, unsigned int index,
 			 const struct slot_record *rec, struct rg_error *err)
 {
 	int fd = openat(dir_fd, "slots.table",
 			O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
+	int rc;
 
 	if (fd < 0)
 		return rg_fail(err, errno, "opening slots.table");
-	n = pwrite(fd, rec, sizeof(*rec), (off_t)index * sizeof(*rec));
+	rc = rg_pool_write_record_at(fd, index, rec, err);
 	close(fd);
-	if (n != (ssize_t)sizeof(*rec))
-		return rg_fail(err, n < 0 ? errno : EIO,
-			       "writing slot %u's record", index);
-	return 0;
+	return rc;
 }
 
 /* FNV-1a: stable short names (the pool's cgroup, prewarm stamps). */

@@ -818,15 +818,95 @@ static void prewarm_command(const struct rg_config *cfg, struct warm_walk *walk)
 		warm_as_run_user(cfg, path, walk);
 }
 
+/*
+ * What this process warmed lately. A judge runs one command in one root
+ * for test case after test case, milliseconds apart: the command's pages
+ * are in the page cache still, and warming them again cost 26 calls (the
+ * run user's credentials, the opens, one fadvise per chunk) and the
+ * root's stamp 8 more. A page evicted meanwhile is read in by the run and
+ * charged to its slot, as with no prewarm. Process-wide, so that a
+ * library judge's threads share it; a runguard call is one run and starts
+ * with it empty. A race between threads costs one warm-up, or skips one
+ * whose pages another thread warmed just now.
+ */
+#define RECENT_WARM_NS (2 * 1000000000LL)
+#define RECENT_WARM_SLOTS 8
+
+static struct {
+	uint64_t key;
+	int64_t until;
+} recent_warm[RECENT_WARM_SLOTS];
+
+static int64_t coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	/* the vDSO's: no system call */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* FNV-1a over what names the command's and the root's files for a run */
+static uint64_t warm_key(const struct rg_config *cfg)
+{
+	const char *parts[] = { cfg->root ? cfg->root : "", cfg->file,
+				cfg->workdir ? cfg->workdir : "" };
+	uint64_t ids[] = { cfg->has_uid ? cfg->uid : (uint64_t)-1,
+			   cfg->has_gid ? cfg->gid : (uint64_t)-1 };
+	uint64_t h = 14695981039346656037ull;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(*parts); i++)
+		for (const char *c = parts[i];; c++) {
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+			if (!*c)
+				break;
+		}
+	for (size_t i = 0; i < sizeof(ids) / sizeof(*ids); i++)
+		h = (h ^ ids[i]) * 1099511628211ull;
+	return h;
+}
+
+static bool warmed_lately(uint64_t key, int64_t now)
+{
+	for (size_t i = 0; i < RECENT_WARM_SLOTS; i++)
+		if (__atomic_load_n(&recent_warm[i].key, __ATOMIC_RELAXED) ==
+			    key &&
+		    __atomic_load_n(&recent_warm[i].until, __ATOMIC_RELAXED) >
+			    now)
+			return true;
+	return false;
+}
+
+/* in the entry that expires first */
+static void note_warmed(uint64_t key, int64_t now)
+{
+	size_t oldest = 0;
+
+	for (size_t i = 1; i < RECENT_WARM_SLOTS; i++)
+		if (__atomic_load_n(&recent_warm[i].until, __ATOMIC_RELAXED) <
+		    __atomic_load_n(&recent_warm[oldest].until,
+				    __ATOMIC_RELAXED))
+			oldest = i;
+	__atomic_store_n(&recent_warm[oldest].until, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&recent_warm[oldest].key, key, __ATOMIC_RELAXED);
+	__atomic_store_n(&recent_warm[oldest].until, now + RECENT_WARM_NS,
+			 __ATOMIC_RELAXED);
+}
+
 void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd)
 {
 	struct warm_walk walk;
 	struct stat st;
+	uint64_t key = warm_key(cfg);
+	int64_t now = coarse_now_ns();
 
-	if (cfg->root)
-		prewarm_root_async(cfg, pool_dir_fd);
 	walk_begin(&walk, WARM_START);
-	prewarm_command(cfg, &walk);
+	if (!warmed_lately(key, now)) {
+		if (cfg->root)
+			prewarm_root_async(cfg, pool_dir_fd);
+		prewarm_command(cfg, &walk);
+		note_warmed(key, now);
+	}
 	/* the test input, given as a file or redirected from one */
 	if (cfg->input.path) {
 		if (stat(cfg->input.path, &st) == 0)

@@ -13,7 +13,9 @@
  * allocated; nobody waits for the disk), and the -r root's code directories,
  * once per 10 minutes per set of directories (a stamp in the pool
  * directory), read by a walker in the background at the lowest priority.
- * Call before becoming a child subreaper. Best effort.
+ * The command and the root are skipped when this process warmed the same
+ * ones (root, command, directory, user) in the last 2 s. Call before
+ * becoming a child subreaper. Best effort.
  */
 void rg_prewarm_for_run(const struct rg_config *cfg, int pool_dir_fd);
 

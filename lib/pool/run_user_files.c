@@ -59,22 +59,26 @@ int rg_fs_creds_enter(uid_t uid, gid_t gid, struct rg_fs_creds *saved)
 {
 	int n = getgroups(0, NULL);
 
-	*saved = (struct rg_fs_creds){ .fsuid = (uid_t)setfsuid((uid_t)-1),
-				       .fsgid = (gid_t)setfsgid((gid_t)-1) };
+	*saved = (struct rg_fs_creds){ 0 };
 	if (n < 0)
 		return -1;
-	saved->groups = calloc((size_t)n + 1, sizeof(gid_t));
-	if (!saved->groups)
-		return -1;
-	saved->ngroups = getgroups(n, saved->groups);
-	/* glibc's setgroups would change every thread: the raw call */
-	if (saved->ngroups < 0 || syscall(SYS_setgroups, (size_t)0, NULL) < 0) {
-		free(saved->groups);
-		saved->groups = NULL;
-		return -1;
+	/* a caller in no supplementary group has none to drop or give back */
+	if (n > 0) {
+		saved->groups = calloc((size_t)n, sizeof(gid_t));
+		if (!saved->groups)
+			return -1;
+		saved->ngroups = getgroups(n, saved->groups);
+		/* glibc's setgroups would change every thread: the raw call */
+		if (saved->ngroups < 0 ||
+		    syscall(SYS_setgroups, (size_t)0, NULL) < 0) {
+			free(saved->groups);
+			saved->groups = NULL;
+			return -1;
+		}
 	}
-	setfsgid(gid);
-	setfsuid(uid);
+	/* each returns the id it replaces: ours, to give back */
+	saved->fsgid = (gid_t)setfsgid(gid);
+	saved->fsuid = (uid_t)setfsuid(uid);
 	if (fsuid_is(uid) && fsgid_is(gid))
 		return 0;
 	give_back(saved);

@@ -44,8 +44,7 @@ static int start_keeper_in(const struct rg_config *cfg, unsigned int index,
 		l->rec.state = SLOT_CLEAN;
 		l->rec.holder = 0;
 		if (rc == 0)
-			rc = rg_pool_write_record(l->dir_fd, index, &l->rec,
-						  err);
+			rc = rg_lease_write_record(l, err);
 		if (rc == 0)
 			rg_log(cfg, RG_LOG_NOTICE, "slot %u: keeper started",
 			       index);

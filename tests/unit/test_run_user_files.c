@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pool/run_user_files.h"
@@ -50,8 +51,10 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	static const char *const names[] = { "lib.so", "fifo",	 "to-fifo",
-					     "to-lib", "to-dev", "secret" };
+	static const char *const names[] = { "lib.so",	    "fifo",
+					     "to-fifo",	    "to-lib",
+					     "to-dev",	    "secret",
+					     "group-secret" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
@@ -136,12 +139,64 @@ static void test_as_the_run_user(void **state)
 	close(fd);
 }
 
+/* this thread's supplementary groups, as rg_fs_creds_enter() sees them */
+static int set_groups(size_t n, const gid_t *groups)
+{
+	return (int)syscall(SYS_setgroups, n, groups);
+}
+
+/*
+ * A caller's supplementary groups are dropped for the open, and given
+ * back after, whether it has some or none (none: nothing to drop).
+ */
+static void test_groups_dropped_and_given_back(void **state)
+{
+	const gid_t mine[] = { 0, 4242 };
+	struct rg_fs_creds saved;
+	gid_t now[4], before[64];
+	int fd, nbefore;
+	FILE *f;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip(); /* nobody else may set groups */
+	nbefore = getgroups(64, before);
+	assert_true(nbefore >= 0);
+	f = fopen(at("group-secret"), "w");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+	/* readable through group 4242 only; the run user is in neither */
+	assert_int_equal(chown(at("group-secret"), 0, 4242), 0);
+	assert_int_equal(chmod(at("group-secret"), 0640), 0);
+	assert_int_equal(set_groups(2, mine), 0);
+	assert_int_equal(rg_fs_creds_enter(65534, 65534, &saved), 0);
+	assert_int_equal(getgroups(4, now), 0);
+	fd = rg_open_regular(at("group-secret"));
+	assert_int_equal(fd, -1);
+	assert_int_equal(errno, EACCES);
+	rg_fs_creds_leave(&saved);
+	assert_int_equal(getgroups(4, now), 2);
+	assert_int_equal(now[1], 4242);
+	assert_int_equal((gid_t)setfsgid((gid_t)-1), getegid());
+
+	assert_int_equal(set_groups(0, NULL), 0);
+	assert_int_equal(rg_fs_creds_enter(65534, 65534, &saved), 0);
+	assert_int_equal((gid_t)setfsgid((gid_t)-1), 65534);
+	assert_int_equal(getgroups(4, now), 0);
+	rg_fs_creds_leave(&saved);
+	assert_int_equal((uid_t)setfsuid((uid_t)-1), 0);
+	assert_int_equal((gid_t)setfsgid((gid_t)-1), getegid());
+	assert_int_equal(getgroups(4, now), 0);
+	assert_int_equal(set_groups((size_t)nbefore, before), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_regular_files_open),
 		cmocka_unit_test(test_nothing_else_is_opened),
 		cmocka_unit_test(test_as_the_run_user),
+		cmocka_unit_test(test_groups_dropped_and_given_back),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
