@@ -40,24 +40,25 @@ static bool line_files_first(const char *line, const char *db)
 	       strchr(" \t\n[", line[5] ? line[5] : '\n');
 }
 
-static bool files_first(const char *db)
+/* Both databases' answers from one read: a run looks up both. */
+static void read_nsswitch(void)
 {
 	char *line = NULL;
 	size_t size = 0;
-	bool first = false;
 	FILE *f = fopen(files.nsswitch, "re");
 
+	passwd_files_first = group_files_first = 0;
 	/* without the file, glibc's defaults differ: leave it to NSS */
 	if (!f)
-		return false;
-	while (getline(&line, &size, f) > 0)
-		if (line_files_first(line, db)) {
-			first = true;
-			break;
-		}
+		return;
+	while (getline(&line, &size, f) > 0) {
+		if (line_files_first(line, "passwd"))
+			passwd_files_first = 1;
+		if (line_files_first(line, "group"))
+			group_files_first = 1;
+	}
 	free(line);
 	fclose(f);
-	return first;
 }
 
 /* The third field of name's line ("name:password:id:..."), if any. */
@@ -97,10 +98,10 @@ static bool scan_file(const char *path, const char *name, unsigned long *id)
 	return found;
 }
 
-static bool fast_path(int *cached, const char *db)
+static bool fast_path(const int *cached)
 {
 	if (*cached < 0)
-		*cached = files_first(db);
+		read_nsswitch();
 	return *cached;
 }
 
@@ -109,7 +110,7 @@ int rg_account_uid(const char *name, uid_t *uid)
 	struct passwd *pw;
 	unsigned long id;
 
-	if (fast_path(&passwd_files_first, "passwd") &&
+	if (fast_path(&passwd_files_first) &&
 	    scan_file(files.passwd, name, &id)) {
 		*uid = (uid_t)id;
 		return 0;
@@ -127,8 +128,7 @@ int rg_account_gid(const char *name, gid_t *gid)
 	struct group *gr;
 	unsigned long id;
 
-	if (fast_path(&group_files_first, "group") &&
-	    scan_file(files.group, name, &id)) {
+	if (fast_path(&group_files_first) && scan_file(files.group, name, &id)) {
 		*gid = (gid_t)id;
 		return 0;
 	}

@@ -15,8 +15,11 @@
 
 /*
  * path's directory, opened, and its real path: the kernel's name of the
- * open directory (3 calls) rather than realpath()'s readlink on every
- * component. realpath() where /proc is not mounted, or names no path.
+ * open directory rather than realpath()'s readlink on every component.
+ * DOMjudge names its root from the run's directory, 10 components deep,
+ * then "../..": about 8 us here against 14 us for realpath() (a path of
+ * 4 components: 8 against 4.5). realpath() where /proc is not mounted,
+ * or names no path.
  */
 static int open_real_dir(const char *path, char *real, size_t len)
 {
@@ -45,20 +48,22 @@ static int open_real_dir(const char *path, char *real, size_t len)
 	return fd;
 }
 
+/* realpath(): a short path (the open below costs as much as 6 links) */
 static int resolve_prefix(const char *path, char *prefix, size_t len,
 			  struct rg_error *err)
 {
-	char real[PATH_MAX + 2];
-	int fd = open_real_dir(path, real, sizeof(real));
+	char *real = realpath(path, NULL);
 	size_t n;
 
-	if (fd < 0)
+	if (!real)
 		return rg_fail(err, errno, "invalid chroot prefix `%s'", path);
-	close(fd);
 	n = strlen(real);
-	if (n + 2 > len)
+	if (n + 2 > len) {
+		free(real);
 		return rg_fail(err, ENAMETOOLONG, "chroot prefix too long");
+	}
 	memcpy(prefix, real, n + 1);
+	free(real);
 	if (n == 0 || prefix[n - 1] != '/')
 		memcpy(prefix + n, "/", 2);
 	return 0;

@@ -111,6 +111,23 @@ static void test_other_source_first_uses_nss(void **state)
 	assert_int_equal(rg_account_gid("judges", &gid), -1);
 }
 
+/* One read of nsswitch.conf answers each database for itself. */
+static void test_each_database_its_own_answer(void **state)
+{
+	uid_t uid;
+	gid_t gid;
+
+	(void)state;
+	use("passwd: files\ngroup: systemd files\n");
+	assert_int_equal(rg_account_uid("judge", &uid), 0);
+	assert_int_equal(uid, 4000001);
+	assert_int_equal(rg_account_gid("judges", &gid), -1);
+	use("group: files\npasswd: systemd files\n");
+	assert_int_equal(rg_account_gid("judges", &gid), 0);
+	assert_int_equal(gid, 4000002);
+	assert_int_equal(rg_account_uid("judge", &uid), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -118,6 +135,7 @@ int main(void)
 		cmocka_unit_test(test_whole_names_only),
 		cmocka_unit_test(test_misses_go_to_nss),
 		cmocka_unit_test(test_other_source_first_uses_nss),
+		cmocka_unit_test(test_each_database_its_own_answer),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
