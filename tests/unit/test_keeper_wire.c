@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -649,6 +650,50 @@ static void test_wire_free(void **state)
 	free(r.big);
 }
 
+/* the umask read back through a RUN, by the client's current means */
+static mode_t umask_that_travels(mode_t set)
+{
+	struct big_run r;
+	struct rg_wire_plan w;
+	struct rg_error err = { 0 };
+	mode_t got;
+	int fd;
+
+	umask(set);
+	big_run_init(&r);
+	fd = encode(&r.plan);
+	assert_int_equal(rg_wire_decode(fd, &w, &err), 0);
+	close(fd);
+	got = w.caller.umask;
+	rg_wire_free(&w);
+	return got;
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/*
+ * The caller's umask, read with umask() while it has one thread, and
+ * from /proc/self/status once it had two (umask() would change it for
+ * the other threads meanwhile): the same either way. Last: glibc
+ * counts the process as multi-threaded from then on.
+ */
+static void test_umask_either_way(void **state)
+{
+	mode_t before = umask(0);
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(umask_that_travels(027), 027);
+	assert_int_equal(pthread_create(&t, NULL, nothing, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(umask_that_travels(077), 077);
+	assert_int_equal(umask_that_travels(0), 0);
+	umask(before);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -660,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_garbled),
 		cmocka_unit_test(test_wire_free),
+		cmocka_unit_test(test_umask_either_way),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
