@@ -242,12 +242,12 @@ int rg_pool_open_table(int dir_fd)
 int rg_pool_read_record_at(int table_fd, unsigned int index,
 			   struct slot_record *rec)
 {
-	ssize_t n = -1;
+	ssize_t n;
 
 	memset(rec, 0, sizeof(*rec));
-	if (table_fd >= 0)
-		n = pread(table_fd, rec, sizeof(*rec),
-			  (off_t)index * sizeof(*rec));
+	if (table_fd < 0)
+		return -1;
+	n = pread(table_fd, rec, sizeof(*rec), (off_t)index * sizeof(*rec));
 	if (n != (ssize_t)sizeof(*rec) || rec->magic != RG_SLOT_MAGIC) {
 		memset(rec, 0, sizeof(*rec));
 		return -1;
