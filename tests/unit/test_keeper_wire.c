@@ -666,6 +666,7 @@ static mode_t umask_that_travels(mode_t set)
 	close(fd);
 	got = w.caller.umask;
 	rg_wire_free(&w);
+	free(r.big);
 	return got;
 }
 
