@@ -498,6 +498,7 @@ static void start_walker_thread(struct root_sources *sources, int stamp_fd)
 		job->sources = sources;
 		job->stamp_fd = stamp_fd;
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		rg_fd_table_reserve(stamp_fd); /* the thread shares the table */
 		started = !pthread_create(&thread, &attr, walker_thread, job);
 		pthread_attr_destroy(&attr);
 	}

@@ -109,6 +109,8 @@ int rg_watchdog_start(struct rg_watchdog *w, struct rg_slot *slot,
 	undo = w;
 	if (map_stack(w, err) < 0)
 		return -1;
+	/* from the clone on, the table grows only after an RCU grace period */
+	rg_fd_table_reserve(w->pidfd);
 	w->slot = slot;
 	w->pid = clone(watch, (char *)w->stack + WATCHDOG_STACK_SIZE,
 		       CLONE_VM | CLONE_FILES | SIGCHLD, w);
