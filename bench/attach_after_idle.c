@@ -16,20 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
+#include "microseconds.h"
 
 /* Child: time one write of "0" (this process) to the file. */
 static void __attribute__((noreturn)) attach_once(const char *file, int out)
@@ -81,7 +68,7 @@ int main(int argc, char **argv)
 		close(p[0]);
 		waitpid(pid, &status, 0);
 	}
-	qsort(us, (size_t)runs, sizeof(*us), compare);
+	qsort(us, (size_t)runs, sizeof(*us), compare_us);
 	printf("attach after %d ms idle, %d runs: median %.1f us, "
 	       "p90 %.1f us, max %.1f us\n",
 	       idle_ms, runs, us[runs / 2], us[runs * 9 / 10], us[runs - 1]);

@@ -17,22 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "microseconds.h"
+
 #define PAUSE_US 10000
-
-static double now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* One start of path, in microseconds; -1 when it did not exit 0. */
 static double start_once(const char *path, int devnull)
@@ -83,7 +70,7 @@ int main(int argc, char **argv)
 	for (int p = 0; p < n; p++) {
 		double *d = us + p * runs, median;
 
-		qsort(d, (size_t)runs, sizeof(*d), compare);
+		qsort(d, (size_t)runs, sizeof(*d), compare_us);
 		median = d[runs / 2];
 		if (p == 0)
 			first = median;

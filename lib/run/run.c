@@ -286,7 +286,8 @@ static int start_child(struct run *r, const int dest[2], bool *setup_failed,
 }
 
 /* The timed window opens here, unless the child opened it. */
-static int release_child(struct run *r, struct rg_error *err)
+static int release_child(struct run *r, bool *setup_failed,
+			 struct rg_error *err)
 {
 	bool by_child = r->window_open;
 
@@ -303,7 +304,7 @@ static int release_child(struct run *r, struct rg_error *err)
 	if (rg_supervisor_start(&r->sup, by_child ? &r->window_start : NULL,
 				err) < 0)
 		return -1;
-	return by_child ? 0 : rg_spawn_release(&r->child, err);
+	return by_child ? 0 : rg_spawn_release(&r->child, setup_failed, err);
 }
 
 static void verdict_limits(const struct rg_config *cfg,
@@ -619,8 +620,9 @@ static enum rg_outcome run_child(struct run *r, const int dest[2],
 	if (start_child(r, dest, &setup_failed, err) < 0)
 		return setup_failed ? collect_setup_failure(r) :
 				      RG_OUTCOME_ERROR;
-	if (release_child(r, err) < 0)
-		return RG_OUTCOME_ERROR;
+	if (release_child(r, &setup_failed, err) < 0)
+		return setup_failed ? collect_setup_failure(r) :
+				      RG_OUTCOME_ERROR;
 	if (rg_supervisor_run(&r->sup, err) < 0)
 		return RG_OUTCOME_ERROR;
 	r->reaped = true;

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,10 +52,8 @@ static int above_stdio(int fd)
 	return moved;
 }
 
-static int make_pipe(int fds[2], struct rg_error *err)
+static int keep_above_stdio(int fds[2], struct rg_error *err)
 {
-	if (pipe2(fds, O_CLOEXEC) < 0)
-		return rg_fail(err, errno, "creating a pipe");
 	fds[0] = above_stdio(fds[0]);
 	fds[1] = above_stdio(fds[1]);
 	if (fds[0] < 0 || fds[1] < 0) {
@@ -63,6 +62,25 @@ static int make_pipe(int fds[2], struct rg_error *err)
 		return rg_fail(err, EMFILE, "creating a pipe");
 	}
 	return 0;
+}
+
+static int make_pipe(int fds[2], struct rg_error *err)
+{
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return rg_fail(err, errno, "creating a pipe");
+	return keep_above_stdio(fds, err);
+}
+
+/*
+ * The barrier: a socket pair, so that releasing a child the OOM killer
+ * took after its READY is EPIPE (send with MSG_NOSIGNAL), never a SIGPIPE
+ * that kills us before the meta file is written. [0] is the child's end.
+ */
+static int make_barrier(int fds[2], struct rg_error *err)
+{
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0)
+		return rg_fail(err, errno, "creating the barrier");
+	return keep_above_stdio(fds, err);
 }
 
 static void spawn_pipes_close(struct rg_spawn_pipes *p)
@@ -80,7 +98,7 @@ static int spawn_pipes_open(struct rg_spawn_pipes *p, bool barrier,
 {
 	memset(p, -1, sizeof(*p));
 	if (make_pipe(p->report, err) < 0 ||
-	    (barrier && make_pipe(p->go, err) < 0) ||
+	    (barrier && make_barrier(p->go, err) < 0) ||
 	    make_pipe(p->out[0], err) < 0 || make_pipe(p->out[1], err) < 0) {
 		spawn_pipes_close(p);
 		return -1;
@@ -265,17 +283,20 @@ int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
 	return rg_fail(err, 0, "child died during set-up");
 }
 
-int rg_spawn_release(struct rg_child *child, struct rg_error *err)
+int rg_spawn_release(struct rg_child *child, bool *setup_failed,
+		     struct rg_error *err)
 {
 	ssize_t n;
 
 	do {
-		n = write(child->go_fd, "g", 1);
+		n = send(child->go_fd, "g", 1, MSG_NOSIGNAL);
 	} while (n < 0 && errno == EINTR);
 	rg_close_fd(&child->go_fd);
-	if (n != 1)
-		return rg_fail(err, errno, "releasing the child");
-	return 0;
+	if (n == 1)
+		return 0;
+	/* its end is closed: it died after its READY, before its execve */
+	*setup_failed = n < 0 && errno == EPIPE;
+	return rg_fail(err, errno, "releasing the child");
 }
 
 int rg_spawn_exec_failed(struct rg_child *child, int *errnum)

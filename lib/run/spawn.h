@@ -210,8 +210,12 @@ int rg_spawn(const struct rg_child_plan *plan, struct rg_child *child,
 int rg_spawn_wait_ready(const struct rg_config *cfg, struct rg_child *child,
 			bool *setup_failed, struct rg_error *err);
 
-/* Let the child exec. */
-int rg_spawn_release(struct rg_child *child, struct rg_error *err);
+/*
+ * Let the child exec. -1 if it cannot be told; *setup_failed then says
+ * whether it died before (after its READY: the OOM killer in its set-up).
+ */
+int rg_spawn_release(struct rg_child *child, bool *setup_failed,
+		     struct rg_error *err);
 
 /*
  * After the child is gone: did execve fail? Returns 1 with *errnum set,
